@@ -1,0 +1,207 @@
+"""Configuration snippets that plug reme-mcp into each MCP host, in the host's own format.
+
+Every host stores its MCP servers differently (JSON ``mcpServers``, VS Code ``servers``,
+Codex TOML, OpenCode's command arrays, Hermes YAML, DeepSeek Harness Cordis patches), so
+each one gets a small renderer that builds plain data and serialises it with a real
+encoder, never by pasting strings together. The snippet always names the workspace by
+its absolute path: hosts start servers from directories of their own choosing, and a
+relative path would silently point at a different memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SERVER_NAME = "reme"
+"""The key every snippet registers the server under; hosts show tools as ``<host prefix>reme...``."""
+
+LAUNCHER = "uvx"
+"""Runs the published package in its own cached environment, as the plugin manifests do."""
+
+PACKAGE = "reme-mcp"
+
+DESCRIPTION = "Long-term memory kept as plain files in a ReMe workspace"
+
+
+class UnknownClientError(ValueError):
+    """The requested host is not one reme-mcp knows how to configure."""
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """How the host starts the server: one executable plus its arguments."""
+
+    command: str
+    args: tuple[str, ...]
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
+@dataclass(frozen=True)
+class _Host:
+    id: str
+    description: str
+    render: Callable[[_Launch], str]
+
+
+def _launch(workspace: Path) -> _Launch:
+    absolute = workspace.expanduser().resolve()
+    return _Launch(LAUNCHER, (PACKAGE, "--workspace", str(absolute)))
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _yaml(data: Any, header: str) -> str:
+    body = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    return f"# {header}\n{body}"
+
+
+def _toml_string(value: str) -> str:
+    """A TOML basic string; TOML forbids raw control characters that JSON would allow."""
+    out = ['"']
+    for char in value:
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _stdio_entry(launch: _Launch) -> dict[str, Any]:
+    return {"command": launch.command, "args": list(launch.args)}
+
+
+def _claude_code(launch: _Launch) -> str:
+    return _json({"mcpServers": {SERVER_NAME: {"type": "stdio", **_stdio_entry(launch)}}})
+
+
+def _codex(launch: _Launch) -> str:
+    args = ", ".join(_toml_string(arg) for arg in launch.args)
+    return (
+        "# ~/.codex/config.toml\n"
+        f"[mcp_servers.{SERVER_NAME}]\n"
+        f"command = {_toml_string(launch.command)}\n"
+        f"args = [{args}]\n"
+        # The first `uvx` run downloads the package; Codex's 10 s default is too short for it.
+        "startup_timeout_sec = 60\n"
+    )
+
+
+def _mcp_servers(launch: _Launch) -> str:
+    return _json({"mcpServers": {SERVER_NAME: _stdio_entry(launch)}})
+
+
+def _vscode(launch: _Launch) -> str:
+    return _json({"servers": {SERVER_NAME: {"type": "stdio", **_stdio_entry(launch)}}})
+
+
+def _opencode(launch: _Launch) -> str:
+    entry = {"type": "local", "command": launch.argv, "enabled": True}
+    return _json({"$schema": "https://opencode.ai/config.json", "mcp": {SERVER_NAME: entry}})
+
+
+def _openclaw(launch: _Launch) -> str:
+    return _json({"mcp": {"servers": {SERVER_NAME: _stdio_entry(launch)}}})
+
+
+def _hermes(launch: _Launch) -> str:
+    return _yaml({"mcp_servers": {SERVER_NAME: _stdio_entry(launch)}}, "~/.hermes/config.yaml")
+
+
+def _deerflow(launch: _Launch) -> str:
+    entry = {
+        "enabled": True,
+        "type": "stdio",
+        **_stdio_entry(launch),
+        "env": {},
+        "description": DESCRIPTION,
+    }
+    return _json({"mcpServers": {SERVER_NAME: entry}})
+
+
+def _pi(launch: _Launch) -> str:
+    # Pi has no MCP client of its own; the pi-mcp-adapter extension reads this file.
+    # directTools exposes the five tools by name (the skill refers to them), not behind a proxy.
+    return _json({"mcpServers": {SERVER_NAME: {**_stdio_entry(launch), "directTools": True}}})
+
+
+def _dsh(launch: _Launch) -> str:
+    patch = [
+        {
+            "insert": [
+                {
+                    "id": f"mcp-{SERVER_NAME}",
+                    "name": "@deepseek-ai/dsh-mcp-client",
+                    "config": {
+                        "serverName": SERVER_NAME,
+                        "transport": "stdio",
+                        **_stdio_entry(launch),
+                        "failOnStartupError": False,
+                    },
+                }
+            ]
+        }
+    ]
+    return _yaml(patch, "~/.dsh/cordis.patch.yml (append to the top-level list)")
+
+
+_HOSTS: tuple[_Host, ...] = (
+    _Host(
+        "claude-code",
+        "Claude Code: project .mcp.json, or `claude mcp add --scope user` (the plugin needs no snippet)",
+        _claude_code,
+    ),
+    _Host("codex", "OpenAI Codex: ~/.codex/config.toml, or `codex mcp add`", _codex),
+    _Host("cursor", "Cursor: ~/.cursor/mcp.json (global) or .cursor/mcp.json (project)", _mcp_servers),
+    _Host("vscode", "VS Code (Copilot agent mode): .vscode/mcp.json, key `servers`", _vscode),
+    _Host(
+        "claude-desktop",
+        "Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config)",
+        _mcp_servers,
+    ),
+    _Host("opencode", "OpenCode: opencode.json (project) or ~/.config/opencode/opencode.json", _opencode),
+    _Host(
+        "openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw
+    ),
+    _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
+    _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
+    _Host("pi", "Pi: ~/.pi/agent/mcp.json, read by the pi-mcp-adapter extension (Pi has no native MCP)", _pi),
+    _Host(
+        "dsh",
+        "DeepSeek Harness: ~/.dsh/cordis.patch.yml, a @deepseek-ai/dsh-mcp-client entry",
+        _dsh,
+    ),
+)
+
+_BY_ID = {host.id: host for host in _HOSTS}
+
+
+def list_clients() -> list[tuple[str, str]]:
+    """Every supported host as (id, one-line description naming the file the snippet belongs in)."""
+    return [(host.id, host.description) for host in _HOSTS]
+
+
+def render_config(client: str, workspace: Path) -> str:
+    """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format."""
+    host = _BY_ID.get(client.strip().lower())
+    if host is None:
+        accepted = ", ".join(_BY_ID)
+        raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
+    return host.render(_launch(workspace))

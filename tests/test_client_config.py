@@ -1,0 +1,132 @@
+"""Each host's snippet parses in that host's format and starts reme-mcp on the absolute workspace."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reme_mcp.client_config import UnknownClientError, list_clients, render_config
+
+ALL_CLIENTS = [
+    "claude-code",
+    "codex",
+    "cursor",
+    "vscode",
+    "claude-desktop",
+    "opencode",
+    "openclaw",
+    "hermes",
+    "deerflow",
+    "pi",
+    "dsh",
+]
+
+FORMATS = {"codex": "toml", "hermes": "yaml", "dsh": "yaml"}
+
+
+def _parse(client: str, text: str) -> Any:
+    kind = FORMATS.get(client, "json")
+    if kind == "toml":
+        return tomllib.loads(text)
+    if kind == "yaml":
+        return yaml.safe_load(text)
+    return json.loads(text)
+
+
+def _server_entry(client: str, data: Any) -> Any:
+    """Where each host keeps the server, so the test checks the real location, not a substring."""
+    if client == "codex":
+        return data["mcp_servers"]["reme"]
+    if client == "vscode":
+        return data["servers"]["reme"]
+    if client == "opencode":
+        return data["mcp"]["reme"]
+    if client == "openclaw":
+        return data["mcp"]["servers"]["reme"]
+    if client == "hermes":
+        return data["mcp_servers"]["reme"]
+    if client == "dsh":
+        (patch,) = data
+        (entry,) = patch["insert"]
+        assert entry["name"] == "@deepseek-ai/dsh-mcp-client"
+        return entry["config"]
+    return data["mcpServers"]["reme"]
+
+
+def _argv(client: str, entry: dict[str, Any]) -> list[str]:
+    if client == "opencode":
+        assert entry["type"] == "local"
+        return list(entry["command"])
+    return [entry["command"], *entry["args"]]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    # Spaces and CJK in the path catch naive quoting in every encoder.
+    path = tmp_path / "my memory 记忆"
+    path.mkdir()
+    return path
+
+
+def test_list_clients_covers_every_host_with_a_file_named() -> None:
+    clients = list_clients()
+    assert [client for client, _ in clients] == ALL_CLIENTS
+    for client, description in clients:
+        assert description and "\n" not in description, client
+        assert any(marker in description for marker in (".json", ".toml", ".yaml", ".yml")), client
+
+
+@pytest.mark.parametrize("client", ALL_CLIENTS)
+def test_snippet_parses_and_starts_reme_mcp_on_the_absolute_workspace(client: str, workspace: Path) -> None:
+    text = render_config(client, workspace)
+    entry = _server_entry(client, _parse(client, text))
+    assert _argv(client, entry) == ["uvx", "reme-mcp", "--workspace", str(workspace.resolve())]
+    assert Path(_argv(client, entry)[-1]).is_absolute()
+
+
+@pytest.mark.parametrize("client", ALL_CLIENTS)
+def test_relative_workspace_is_resolved_to_an_absolute_path(
+    client: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    entry = _server_entry(client, _parse(client, render_config(client, Path(".reme"))))
+    assert _argv(client, entry)[-1] == str(tmp_path.resolve() / ".reme")
+
+
+def test_host_specific_keys(workspace: Path) -> None:
+    vscode = _parse("vscode", render_config("vscode", workspace))["servers"]["reme"]
+    assert vscode["type"] == "stdio"
+    deerflow = _parse("deerflow", render_config("deerflow", workspace))["mcpServers"]["reme"]
+    assert deerflow["enabled"] is True and deerflow["type"] == "stdio"
+    codex = _parse("codex", render_config("codex", workspace))["mcp_servers"]["reme"]
+    assert codex["startup_timeout_sec"] >= 30
+    dsh = _server_entry("dsh", _parse("dsh", render_config("dsh", workspace)))
+    assert dsh["transport"] == "stdio" and dsh["serverName"] == "reme"
+    pi = _parse("pi", render_config("pi", workspace))["mcpServers"]["reme"]
+    assert pi["directTools"] is True
+
+
+def test_toml_escapes_quotes_and_backslashes(tmp_path: Path) -> None:
+    odd = tmp_path / 'a "quoted" \\ name'
+    entry = tomllib.loads(render_config("codex", odd))["mcp_servers"]["reme"]
+    assert entry["args"][-1] == str(odd.resolve())
+
+
+def test_client_names_are_case_insensitive(workspace: Path) -> None:
+    assert render_config("  Codex ", workspace) == render_config("codex", workspace)
+
+
+def test_unknown_client_is_a_one_line_error_naming_the_accepted_clients(workspace: Path) -> None:
+    with pytest.raises(UnknownClientError) as caught:
+        render_config("emacs", workspace)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "emacs" in message
+    for client in ALL_CLIENTS:
+        assert client in message
+    assert isinstance(caught.value, ValueError)
