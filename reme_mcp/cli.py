@@ -1,0 +1,210 @@
+"""The command line: the MCP server (stdio or HTTP) and a few commands for people.
+
+As thin as the MCP face: every command is a memory operation plus printing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reme_mcp import __version__
+from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
+from reme_mcp.errors import ReMeError
+
+WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
+
+
+def _settings(ctx: click.Context, workspace: str | None) -> Settings:
+    root = ctx.find_root()
+    try:
+        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
+    except ReMeError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _workspace_option(fn: Any) -> Any:
+    return click.option("--workspace", "-w", "workspace", type=click.Path(file_okay=False), help=WORKSPACE_HELP)(fn)
+
+
+def _logging() -> None:
+    # stdout belongs to the protocol in stdio mode: every log line goes to stderr.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
+@click.option("--timezone", help="IANA time zone for 'today' (default: $REME_TIMEZONE, else the local zone).")
+@click.version_option(__version__, prog_name="reme-mcp")
+@click.pass_context
+def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None:
+    """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
+
+    With no command, serves MCP over stdio (what an MCP client starts).
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(serve)
+
+
+@cli.command()
+@_workspace_option
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind (loopback by default).")
+@click.option("--port", default=DEFAULT_HTTP_PORT, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
+@click.option("--token-file", type=click.Path(dir_okay=False), help="HTTP: file holding the bearer token.")
+@click.option("--allow-host", multiple=True, help="HTTP: another Host name clients use (DNS-rebinding allowlist).")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    workspace: str | None = None,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_HTTP_PORT,
+    token_file: str | None = None,
+    allow_host: tuple[str, ...] = (),
+) -> None:
+    """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
+    _logging()
+    settings = _settings(ctx, workspace)
+    from reme_mcp.server import build_server
+
+    server = build_server(settings)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    from reme_mcp.http import load_token, serve_http
+
+    try:
+        token = load_token(token_file)
+        print(
+            f"reme-mcp {__version__}: serving {settings.workspace} at http://{host}:{port}/mcp",
+            file=sys.stderr,
+        )
+        serve_http(server, host, port, token, list(allow_host))
+    except ReMeError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@cli.command()
+@_workspace_option
+@click.argument("query")
+@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--path-prefix", help="Only files under this folder, e.g. digest/.")
+@click.option("--start-date", help="Only notes dated on or after this day (YYYY-MM-DD).")
+@click.option("--end-date", help="Only notes dated on or before this day (YYYY-MM-DD).")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    workspace: str | None,
+    query: str,
+    limit: int,
+    path_prefix: str | None,
+    start_date: str | None,
+    end_date: str | None,
+    as_json: bool,
+) -> None:
+    """Search memory, as the MCP `search` tool does."""
+    from reme_mcp.memory import Memory
+
+    try:
+        result = Memory(_settings(ctx, workspace)).search(query, limit, start_date, end_date, path_prefix)
+    except ReMeError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+
+
+@cli.command()
+@_workspace_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
+    """Rebuild the index from the files (never needed for correctness; the index heals itself)."""
+    from tqdm import tqdm
+
+    from reme_mcp.memory import Memory
+
+    _logging()
+    memory = Memory(_settings(ctx, workspace))
+    if not memory.ws.root.is_dir():
+        raise click.ClickException(f"no workspace at {memory.ws.root}: nothing to index")
+    with tqdm(total=0, unit="file", disable=quiet, file=sys.stderr, desc="indexing") as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        chunks = memory.index.rebuild(progress=progress)
+    click.echo(f"indexed {bar.n} files, {chunks} chunks into {memory.index.directory}")
+
+
+@cli.command()
+@_workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
+    """Report the workspace, its files by kind, the index's state and the configuration."""
+    from reme_mcp.memory import Memory
+    from reme_mcp.workspace import file_kind
+
+    settings = _settings(ctx, workspace)
+    memory = Memory(settings)
+    kinds = Counter(file_kind(entry.path) for entry in memory.ws.walk())
+    report: dict[str, Any] = {
+        "workspace": str(settings.workspace),
+        "workspace_exists": settings.workspace.is_dir(),
+        "timezone": str(settings.timezone),
+        "today": settings.today().isoformat(),
+        "files_by_kind": dict(sorted(kinds.items())),
+        "version": __version__,
+    }
+    if settings.workspace.is_dir():
+        state = memory.index.state()
+        report["index"] = {
+            "directory": str(state.directory),
+            "exists": state.exists,
+            "files": state.files,
+            "chunks": state.chunks,
+            "stale_files": state.stale,
+            "files_without_text": state.skipped,
+        }
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    for key, value in report.items():
+        if isinstance(value, dict):
+            click.echo(f"{key}:")
+            for k, v in value.items():
+                click.echo(f"  {k}: {v}")
+        else:
+            click.echo(f"{key}: {value}")
+
+
+@cli.command("config")
+@_workspace_option
+@click.argument("client", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List the clients a snippet can be printed for.")
+@click.pass_context
+def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, list_all: bool) -> None:
+    """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
+    from reme_mcp.client_config import UnknownClientError, list_clients, render_config
+
+    if list_all or not client:
+        for name, description in list_clients():
+            click.echo(f"{name:16} {description}")
+        return
+    settings = _settings(ctx, workspace)
+    try:
+        click.echo(render_config(client, Path(settings.workspace)))
+    except UnknownClientError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def main() -> None:
+    cli(prog_name="reme-mcp")

@@ -1,0 +1,76 @@
+"""Configuration: one object, resolved once from flags and environment, passed in."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from reme_mcp.errors import ReMeError
+
+DEFAULT_HTTP_PORT = 7331  # ReMe's own service uses 2333; keep clear of it.
+MAX_NOTE_CHARS = 64_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that can be configured; the rest are constants."""
+
+    workspace: Path
+    timezone: tzinfo
+    max_note_chars: int = MAX_NOTE_CHARS
+    # Upper bound on how long a search may reuse the last scan of the files.
+    # The scan is also throttled by its own cost (see index.SyncThrottle).
+    sync_interval: float = 2.0
+
+    def today(self) -> date:
+        return datetime.now(self.timezone).date()
+
+
+def resolve_workspace(flag: str | None, environ: dict[str, str] | None = None) -> tuple[Path, str | None]:
+    """Where the workspace is: the flag, else REME_WORKSPACE, else ./.reme.
+
+    Returns the path and a notice for stderr when the default had to fall back to
+    ~/.reme because the current directory is `/` or not writable (some clients
+    start their servers there).
+    """
+    env = os.environ if environ is None else environ
+    chosen = flag or env.get("REME_WORKSPACE")
+    if chosen:
+        return Path(chosen).expanduser().resolve(), None
+    cwd = Path.cwd()
+    if cwd == Path(cwd.anchor) or not os.access(cwd, os.W_OK):
+        home = Path.home() / ".reme"
+        return (
+            home.resolve(),
+            f"reme-mcp: current directory {cwd} is not a good home for memory; using {home}",
+        )
+    return (cwd / ".reme").resolve(), None
+
+
+def resolve_timezone(name: str | None) -> tzinfo:
+    """The configured zone, else the local one (ReMe defaults to Asia/Shanghai; we follow the machine)."""
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ReMeError(f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin") from exc
+    local = datetime.now().astimezone().tzinfo
+    return local if local is not None else ZoneInfo("UTC")
+
+
+def load_settings(workspace: str | None = None, timezone: str | None = None) -> Settings:
+    """Settings from flags, falling back to the environment."""
+    path, notice = resolve_workspace(workspace)
+    if notice:
+        print(notice, file=sys.stderr)
+    tz = resolve_timezone(timezone or os.environ.get("REME_TIMEZONE"))
+    interval = os.environ.get("REME_SYNC_INTERVAL")
+    try:
+        sync_interval = float(interval) if interval else Settings.sync_interval
+    except ValueError as exc:
+        raise ReMeError(f"REME_SYNC_INTERVAL={interval!r} is not a number of seconds") from exc
+    return Settings(workspace=path, timezone=tz, sync_interval=max(0.0, sync_interval))

@@ -1,0 +1,197 @@
+"""Daily notes and the day index, in ReMe's format (workspace-format.md).
+
+A daily note is `daily/<date>/<name>.md` with front matter; the day index
+`daily/<date>.md` carries a machine-managed block listing the day's notes.
+Text a person wrote outside that block is kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date as Date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reme_mcp.documents import meta_text, split_front_matter
+from reme_mcp.errors import ReMeError
+from reme_mcp.workspace import DATE_RE, Workspace
+
+BLOCK_START = "<!-- notes:auto -->"
+BLOCK_END = "<!-- /notes:auto -->"
+_HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
+_FORBIDDEN_CHARS = set('<>:"/\\|?*')
+_DEVICE_NAMES = frozenset(
+    {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 10)} | {f"LPT{i}" for i in range(1, 10)}
+)
+MAX_NAME_CHARS = 80
+
+
+def parse_date(value: str, what: str = "date") -> str:
+    """A YYYY-MM-DD string that names a real day."""
+    if not isinstance(value, str) or not DATE_RE.match(value):
+        raise ReMeError(f"{what} {value!r} is not a date: use YYYY-MM-DD, such as 2026-11-28")
+    try:
+        Date.fromisoformat(value)
+    except ValueError as exc:
+        raise ReMeError(f"{what} {value!r} is not a real day: use YYYY-MM-DD, such as 2026-11-28") from exc
+    return value
+
+
+def check_note_name(name: str) -> str:
+    """ReMe's rule for a safe file-name component; the reason in one line when it is not."""
+    problem = None
+    if not name:
+        problem = "it is empty"
+    elif name in (".", ".."):
+        problem = "it is . or .."
+    elif name != name.strip():
+        problem = "it starts or ends with white space"
+    elif any(ch in _FORBIDDEN_CHARS or unicodedata.category(ch) == "Cc" for ch in name):
+        problem = 'it contains one of < > : " / \\ | ? * or a control character'
+    elif name.endswith("."):
+        problem = "it ends with a dot"
+    elif name.split(".")[0].upper() in _DEVICE_NAMES:
+        problem = "it is a Windows device name"
+    elif name.startswith("."):
+        problem = "it starts with a dot (hidden files are not notes)"
+    elif len(name) > MAX_NAME_CHARS:
+        problem = f"it is longer than {MAX_NAME_CHARS} characters"
+    if problem:
+        raise ReMeError(f"note name {name!r} is not accepted: {problem}; use a short name such as go-backend")
+    return name
+
+
+def derive_name(content: str) -> str:
+    """A short, safe file name from the content's first words (CJK characters kept as they are)."""
+    first = next((line for line in content.splitlines() if line.strip()), "note")
+    first = re.sub(r"^[#>*\-\s`]+", "", first)
+    words = re.findall(r"[^\W_]+", first.lower())
+    name = ""
+    for word in words:
+        candidate = f"{name}-{word}" if name else word
+        if len(candidate) > 40:
+            if not name:
+                name = word[:40]
+            break
+        name = candidate
+    name = name.strip("-.") or "note"
+    if name.split(".")[0].upper() in _DEVICE_NAMES:
+        name = f"{name}-note"
+    return name
+
+
+def derive_description(content: str, limit: int = 120) -> str:
+    """One line: the content's first sentence or line, cut to a readable length."""
+    text = " ".join(re.sub(r"^[#>*\-\s]+", "", line) for line in content.splitlines() if line.strip())
+    sentence = re.split(r"(?<=[.!?。！？])\s*", text, maxsplit=1)[0] or text
+    sentence = sentence.strip()
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def render_note(meta: dict[str, Any], content: str) -> str:
+    """A daily note: YAML front matter then the Markdown body."""
+    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
+    return f"---\n{front}---\n{content.rstrip()}\n"
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_flat(v) for v in value)
+    return " ".join(str(value).split())
+
+
+def day_index_line(path: str, meta: dict[str, Any]) -> str:
+    """One note's line in the block: link, name, description, then its other keys."""
+    parts = [f"- [[{path}]]"]
+    for key in ("name", "description"):
+        value = meta_text(meta, key)
+        if value:
+            parts.append(f"{key}: {value}")
+    for key, value in meta.items():
+        if key in _HIDDEN_KEYS or value in (None, "", [], {}):
+            continue
+        flat = _flat(value)
+        if flat:
+            parts.append(f"{key}: {flat}")
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    path: str
+    meta: dict[str, Any]
+
+
+def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
+    """The notes of one day, read from the files themselves, sorted by file name."""
+    folder = ws.root / "daily" / day
+    notes: list[NoteInfo] = []
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix == ".md" and not p.name.startswith("."))
+    except OSError:
+        return notes
+    for name in names:
+        file = folder / name
+        try:
+            with file.open("r", encoding="utf-8", errors="replace") as fh:
+                head = fh.read(64_000)
+        except OSError:
+            continue
+        if not file.is_file():
+            continue
+        meta, _ = split_front_matter(head)
+        notes.append(NoteInfo(f"daily/{day}/{name}", meta))
+    return notes
+
+
+def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
+    """The day index with a fresh block; a person's text outside the block is kept as it was."""
+    lines = [day_index_line(n.path, n.meta) for n in notes] or ["(none)"]
+    block = "\n".join([BLOCK_START, *lines, BLOCK_END])
+    description = f"{len(notes)} note(s) today." if notes else "No notes today."
+    meta: dict[str, Any] = {"name": day, "description": description}
+    body = "\n"
+    if existing is not None:
+        old_meta, body_start = split_front_matter(existing)
+        meta = {**old_meta, "name": day, "description": description}
+        body = "\n".join(existing.split("\n")[body_start:])
+    start, end = body.find(BLOCK_START), body.find(BLOCK_END)
+    if start != -1 and end > start:
+        body = body[:start] + block + body[end + len(BLOCK_END) :]
+    else:
+        separator = "" if not body.strip() else ("\n" if body.endswith("\n") else "\n\n")
+        body = (body if body.strip() else "") + separator + block + "\n"
+    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
+    return f"---\n{front}---\n{body}"
+
+
+def refresh_day_index(ws: Workspace, day: str) -> Path:
+    """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock."""
+    target = ws.root / "daily" / f"{day}.md"
+    try:
+        existing: str | None = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReMeError(
+            f"day index daily/{day}.md cannot be read ({exc.__class__.__name__}); fix or remove it"
+        ) from exc
+    rendered = render_day_index(day, read_day_notes(ws, day), existing)
+    if rendered != existing:
+        ws.write_atomic(target, rendered)
+    return target
+
+
+def list_note_days(ws: Workspace) -> list[str]:
+    """Every date that has a daily-note folder, newest first."""
+    try:
+        return sorted(
+            (p.name for p in (ws.root / "daily").iterdir() if DATE_RE.match(p.name) and p.is_dir()),
+            reverse=True,
+        )
+    except OSError:
+        return []

@@ -1,0 +1,259 @@
+"""Documents: turning workspace files (Markdown, JSONL dialogs, plain text) into chunks and links.
+
+Pure functions over text. A chunk is the unit of search: it knows its lines
+(1-based, inclusive), so a hit can point at exactly the part of the file that matched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+import yaml
+
+from reme_mcp.workspace import DATE_RE
+
+MAX_CHUNK_CHARS = 1500
+MAX_FRONT_MATTER_CHARS = 32_000
+_HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|[^\[\]\n]*)?\]\]")
+
+
+@dataclass
+class Chunk:
+    start_line: int
+    end_line: int
+    text: str
+    speaker: str = ""
+    time: str = ""
+    date: str | None = None
+
+
+@dataclass
+class Document:
+    """A parsed file: what the index stores about it."""
+
+    meta: dict[str, Any]
+    chunks: list[Chunk]
+    links: list[str] = field(default_factory=list)
+    body_hash: str = ""
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """A safe loader that refuses anchors and aliases: they are how YAML bombs expand."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.events.AliasEvent):
+            raise yaml.YAMLError("aliases are not accepted in front matter")
+        return super().compose_node(parent, index)
+
+
+def json_safe(value: Any) -> Any:
+    """Front-matter values as JSON can carry them (YAML gives dates and other types)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], int]:
+    """The front matter of a Markdown file and the 0-based index of its first body line.
+
+    Broken or hostile YAML gives an empty mapping and the whole file as body:
+    one bad note must not stop the rest from being served.
+    """
+    if not text.startswith("---"):
+        return {}, 0
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return {}, 0
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
+            if len(block) > MAX_FRONT_MATTER_CHARS:
+                return {}, i + 1
+            try:
+                loaded = yaml.load(block, Loader=_NoAliasLoader)
+            except (yaml.YAMLError, ValueError, RecursionError):
+                return {}, i + 1
+            return (json_safe(loaded) if isinstance(loaded, dict) else {}), i + 1
+    return {}, 0
+
+
+def meta_text(meta: dict[str, Any], key: str) -> str:
+    value = meta.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return " ".join(str(value).split())
+
+
+def body_hash(body: str) -> str:
+    """Identity of a note's content, blind to white-space differences."""
+    return hashlib.sha256(" ".join(body.split()).encode("utf-8")).hexdigest()
+
+
+def wikilinks(text: str) -> list[str]:
+    """Targets of `[[X]]` links, without anchors, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for match in WIKILINK_RE.finditer(text):
+        target = match.group(1).strip()
+        if target:
+            seen.setdefault(target, None)
+    return list(seen)
+
+
+def chunk_markdown(lines: list[str], first_line: int) -> list[Chunk]:
+    """Split a Markdown body into heading sections, and long sections at blank lines.
+
+    `lines` is the body; `first_line` is the 1-based file line of its first element.
+    Headings inside fenced code blocks are not section breaks.
+    """
+    sections: list[tuple[int, int]] = []
+    start = 0
+    in_fence = False
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and i > start and _HEADING_RE.match(line):
+            sections.append((start, i))
+            start = i
+    sections.append((start, len(lines)))
+    chunks: list[Chunk] = []
+    for begin, end in sections:
+        chunks.extend(_split_long(lines, begin, end, first_line))
+    return chunks
+
+
+def _split_long(lines: list[str], begin: int, end: int, first_line: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    piece_start = begin
+    size = 0
+    for i in range(begin, end):
+        size += len(lines[i]) + 1
+        boundary = i + 1 == end or (size >= MAX_CHUNK_CHARS and (not lines[i].strip() or size >= 3 * MAX_CHUNK_CHARS))
+        if boundary:
+            _append_chunk(chunks, lines, piece_start, i + 1, first_line)
+            piece_start, size = i + 1, 0
+    return chunks
+
+
+def _append_chunk(chunks: list[Chunk], lines: list[str], begin: int, end: int, first_line: int) -> None:
+    # Trim blank lines so a chunk's line range is exactly its text.
+    while begin < end and not lines[begin].strip():
+        begin += 1
+    while end > begin and not lines[end - 1].strip():
+        end -= 1
+    if begin < end:
+        text = "\n".join(lines[begin:end])
+        chunks.append(Chunk(first_line + begin, first_line + end - 1, text))
+
+
+def parse_markdown(text: str) -> Document:
+    meta, body_start = split_front_matter(text)
+    lines = text.split("\n")
+    body_lines = lines[body_start:]
+    chunks = chunk_markdown(body_lines, body_start + 1)
+    note_date = meta_text(meta, "date")[:10]
+    for chunk in chunks:
+        chunk.date = note_date if DATE_RE.match(note_date) else None
+    body = "\n".join(body_lines)
+    return Document(meta=meta, chunks=chunks, links=wikilinks(text), body_hash=body_hash(body))
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a dialog, as a person would read it."""
+
+    role: str
+    name: str
+    time: str
+    text: str
+
+    def render(self) -> str:
+        who = self.name if not self.role or self.name == self.role else f"{self.name} ({self.role})"
+        when = f" [{self.time}]" if self.time else ""
+        return f"{who or 'unknown'}{when}: {self.text}"
+
+
+def parse_message(line: str) -> Message | None:
+    """An AgentScope message from one JSONL line; None for malformed or empty lines."""
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    content = obj.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        parts = [
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and block.get("text")
+        ]
+        text = "\n".join(parts)
+    else:
+        text = ""
+    if not text.strip():
+        return None
+    role = str(obj.get("role") or "")
+    name = str(obj.get("name") or role)
+    time = str(obj.get("created_at") or obj.get("timestamp") or "")
+    return Message(role=role, name=name, time=time, text=" ".join(text.split()))
+
+
+def parse_dialog(text: str) -> Document:
+    """One chunk per message, on its own file line; broken lines are skipped."""
+    chunks: list[Chunk] = []
+    links: list[str] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        message = parse_message(line)
+        if message is None:
+            continue
+        day = message.time[:10]
+        chunks.append(
+            Chunk(
+                number,
+                number,
+                message.text,
+                speaker=message.name,
+                time=message.time,
+                date=day if DATE_RE.match(day) else None,
+            )
+        )
+        links.extend(wikilinks(message.text))
+    return Document(meta={}, chunks=chunks, links=list(dict.fromkeys(links)))
+
+
+def parse_plain(text: str) -> Document:
+    lines = text.split("\n")
+    chunks: list[Chunk] = []
+    for begin, end in [(0, len(lines))]:
+        chunks.extend(_split_long(lines, begin, end, 1))
+    return Document(meta={}, chunks=chunks, links=wikilinks(text))
+
+
+def parse_document(path: str, text: str) -> Document:
+    """Parse a file's text by its format."""
+    lower = path.lower()
+    if lower.endswith((".md", ".markdown")):
+        return parse_markdown(text)
+    if lower.endswith(".jsonl"):
+        return parse_dialog(text)
+    return parse_plain(text)

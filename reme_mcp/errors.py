@@ -1,0 +1,12 @@
+"""The one error type that reaches a person or a model."""
+
+
+class ReMeError(ValueError):
+    """A bad argument or an unusable file: one line saying what was wrong and what is accepted.
+
+    The MCP face turns it into a tool error and the CLI into a message on stderr;
+    anything else is a bug and is logged with its traceback on the server side only.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))

@@ -1,0 +1,97 @@
+"""The streamable-HTTP face: the MCP app at /mcp, loopback by default, a bearer token otherwise."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from pathlib import Path
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from reme_mcp.errors import ReMeError
+
+MAX_BODY_BYTES = 1024 * 1024
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_token(token_file: str | None = None) -> str | None:
+    """The bearer token: REME_MCP_TOKEN, else the first line of REME_MCP_TOKEN_FILE / --token-file."""
+    token = os.environ.get("REME_MCP_TOKEN", "").strip()
+    path = token_file or os.environ.get("REME_MCP_TOKEN_FILE")
+    if not token and path:
+        try:
+            token = Path(path).expanduser().read_text(encoding="utf-8").strip().split("\n")[0].strip()
+        except OSError as exc:
+            raise ReMeError(f"token file {path} cannot be read ({exc.strerror}): give a readable file") from exc
+    if token and len(token) < 16:
+        raise ReMeError("the bearer token is shorter than 16 characters: use a long random one (openssl rand -hex 32)")
+    return token or None
+
+
+class BearerTokenMiddleware:
+    """Every request must carry `Authorization: Bearer <token>`; compared in constant time."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def security_settings(host: str, port: int, extra_hosts: list[str]) -> TransportSecuritySettings:
+    """Host and Origin checks against DNS rebinding; a non-loopback bind adds its own name."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    for name in [host, *extra_hosts]:
+        if name and not is_loopback(name) and name not in ("0.0.0.0", "::"):
+            hosts.append(f"{name}:*")
+            origins.append(f"http://{name}:*")
+            origins.append(f"https://{name}:*")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def build_app(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> ASGIApp:
+    if not is_loopback(host) and not token:
+        raise ReMeError(
+            f"refusing to listen on {host}: a non-loopback address needs a bearer token "
+            "(set REME_MCP_TOKEN or --token-file), or use --host 127.0.0.1"
+        )
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        max_request_body_size=MAX_BODY_BYTES,
+        transport_security=security_settings(host, port, extra_hosts),
+        host=host,
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+    import uvicorn
+
+    app = build_app(server, host, port, token, extra_hosts)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

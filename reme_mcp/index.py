@@ -1,0 +1,415 @@
+"""The index: a Whoosh index of the workspace's chunks, derived from the files and kept in sync.
+
+The files are the truth. Each file has one record (its change stamp, links and
+front matter) beside its chunks, committed together, so the index always knows
+exactly which version of which file it holds. Before a search the workspace is
+scanned (throttled by the scan's own cost) and only what changed is re-indexed.
+A missing, corrupt or old-schema index is rebuilt from the files by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh.analysis import RegexTokenizer
+from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.query import And, Or, Prefix, Query, Term, TermRange
+from whoosh.scoring import BM25F
+from whoosh.searching import Searcher
+
+from reme_mcp.analysis import memory_analyzer
+from reme_mcp.daily import BLOCK_END, BLOCK_START
+from reme_mcp.documents import Document, meta_text, parse_document
+from reme_mcp.workspace import (
+    MAX_INDEXED_BYTES,
+    FileEntry,
+    Workspace,
+    file_kind,
+    file_stamp,
+    is_text_file,
+    path_date,
+)
+
+log = logging.getLogger("reme_mcp.index")
+
+SCHEMA_VERSION = 1
+FILE_RECORD = "__file__"
+MAX_QUERY_TOKENS = 64
+# Field weights: a note's name and description say what it is about.
+FIELD_BOOSTS = {"content": 1.0, "name": 2.0, "description": 1.5, "speaker": 0.5}
+_CORRUPTION = (
+    OSError,
+    EOFError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    AttributeError,
+    whoosh_index.IndexError,
+)
+
+
+def build_schema() -> Schema:
+    analyzer = memory_analyzer()
+    return Schema(
+        chunk_id=ID(unique=True, stored=True),
+        path=ID(stored=True),
+        kind=ID(stored=True),
+        start_line=STORED,
+        end_line=STORED,
+        date=ID(stored=True),
+        name=TEXT(analyzer=analyzer, stored=True),
+        description=TEXT(analyzer=analyzer, stored=True),
+        speaker=TEXT(analyzer=analyzer, stored=True),
+        time=STORED,
+        content=TEXT(analyzer=analyzer, stored=True),
+        # The per-file record.
+        stamp=STORED,
+        body_hash=ID(stored=True),
+        links=TEXT(analyzer=RegexTokenizer(r"[^\n]+"), phrase=False, stored=True),
+        file_name=STORED,
+        file_description=STORED,
+    )
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    name: str
+    description: str
+    date: str | None
+    content: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    stamp: str
+    name: str
+    description: str
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What `doctor` reports about the index."""
+
+    directory: Path
+    exists: bool
+    files: int
+    chunks: int
+    stale: int
+    skipped: int
+
+
+def _hide_day_index_block(text: str) -> str:
+    """A day index's block repeats its notes; only the person's text around it is memory."""
+    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
+    if start == -1 or end < start:
+        return text
+    block = text[start : end + len(BLOCK_END)]
+    return text[:start] + "\n" * block.count("\n") + text[end + len(BLOCK_END) :]
+
+
+def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
+    """The index documents for one file: its record, then its chunks. Degrades per file, never raises."""
+    full = ws.root / path
+    try:
+        with full.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(4096)
+            indexable = st.st_size <= MAX_INDEXED_BYTES and is_text_file(full, head)
+            raw = head + fh.read() if indexable else b""
+    except OSError:
+        return
+    kind = file_kind(path)
+    text = raw.decode("utf-8", errors="replace")
+    if kind == "day_index":
+        text = _hide_day_index_block(text)
+    doc = parse_document(path, text) if indexable else Document(meta={}, chunks=[])
+    name, description = meta_text(doc.meta, "name"), meta_text(doc.meta, "description")
+    yield {
+        "chunk_id": f"F:{path}",
+        "path": path,
+        "kind": FILE_RECORD,
+        "stamp": file_stamp(st),
+        "body_hash": doc.body_hash or "-",
+        "links": "\n".join(doc.links),
+        "file_name": name,
+        "file_description": description,
+    }
+    folder_date = path_date(path)
+    for chunk in doc.chunks:
+        yield {
+            "chunk_id": f"{path}#{chunk.start_line}",
+            "path": path,
+            "kind": kind,
+            "start_line": chunk.start_line,
+            "end_line": chunk.end_line,
+            "date": folder_date or chunk.date or "",
+            "name": name,
+            "description": description,
+            "speaker": chunk.speaker,
+            "time": chunk.time,
+            "content": chunk.text,
+        }
+
+
+class MemoryIndex:
+    """The workspace's Whoosh index, shared safely by threads of this process and by other processes."""
+
+    def __init__(self, ws: Workspace, max_scan_interval: float = 2.0) -> None:
+        self.ws = ws
+        self.directory = ws.state_dir / f"index-v{SCHEMA_VERSION}"
+        self.max_scan_interval = max_scan_interval
+        self._lock = threading.RLock()
+        self._ix: Any = None
+        self._searcher: Searcher | None = None
+        self._records: dict[str, FileRecord] = {}
+        self._records_generation = -2
+        self._last_scan_end = 0.0
+        self._last_scan_cost = 0.0
+
+    # ---- opening and rebuilding --------------------------------------------------------------
+
+    def _open(self) -> Any:
+        if self._ix is None:
+            if not whoosh_index.exists_in(str(self.directory)):
+                self.rebuild(reason="no index yet")
+            try:
+                self._ix = whoosh_index.open_dir(str(self.directory))
+            except _CORRUPTION as exc:
+                self._ix = None
+                self.rebuild(reason=f"the index is unreadable ({exc.__class__.__name__})")
+                self._ix = whoosh_index.open_dir(str(self.directory))
+        return self._ix
+
+    def _reset(self) -> None:
+        if self._searcher is not None:
+            with contextlib.suppress(Exception):
+                self._searcher.close()
+        self._ix, self._searcher, self._records, self._records_generation = None, None, {}, -2
+
+    def rebuild(self, reason: str = "asked to", progress: Callable[[int, int], None] | None = None) -> int:
+        """Build the whole index from the files in a fresh folder, then swap it in. Returns the chunk count."""
+        with self._lock, self.ws.lock("index"):
+            if reason == "no index yet" and whoosh_index.exists_in(str(self.directory)):
+                return 0  # another process built it while we waited
+            if reason != "asked to":
+                log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
+            self._reset()
+            staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            ix = whoosh_index.create_in(str(staging), build_schema())
+            entries = list(self.ws.walk())
+            chunks = 0
+            writer = ix.writer(limitmb=128)
+            try:
+                for done, entry in enumerate(entries, start=1):
+                    for doc in file_documents(self.ws, entry.path):
+                        writer.add_document(**doc)
+                        chunks += doc["kind"] != FILE_RECORD
+                    if progress:
+                        progress(done, len(entries))
+                writer.commit()
+            except BaseException:
+                writer.cancel()
+                raise
+            ix.close()
+            old = self.directory.with_name(f".{self.directory.name}.old-{os.getpid()}")
+            if self.directory.exists():
+                os.replace(self.directory, old)
+            os.replace(staging, self.directory)
+            shutil.rmtree(old, ignore_errors=True)
+            return chunks
+
+    # ---- the file records --------------------------------------------------------------------
+
+    def _current_searcher(self) -> Searcher:
+        ix = self._open()
+        if self._searcher is None or not self._searcher.up_to_date():
+            # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = ix.searcher(weighting=BM25F())
+        return self._searcher
+
+    def records(self) -> dict[str, FileRecord]:
+        """Every file the index holds, by path; re-read only when another commit happened."""
+        searcher = self._current_searcher()
+        generation = searcher.reader().generation()
+        if generation != self._records_generation:
+            records: dict[str, FileRecord] = {}
+            for fields in searcher.documents(kind=FILE_RECORD):
+                links = tuple(x for x in str(fields.get("links") or "").split("\n") if x)
+                records[fields["path"]] = FileRecord(
+                    fields["path"],
+                    fields.get("stamp", ""),
+                    fields.get("file_name") or "",
+                    fields.get("file_description") or "",
+                    links,
+                )
+            self._records, self._records_generation = records, generation
+        return self._records
+
+    # ---- sync --------------------------------------------------------------------------------
+
+    def sync(self, force: bool = False) -> int:
+        """Bring the index up to date with the files; returns how many files were (re)indexed or dropped.
+
+        Throttled by its own cost: a scan runs at most every 5x its last duration
+        (capped by max_scan_interval), so a burst of searches does not rescan each time.
+        """
+        with self._lock:
+            started = time.monotonic()
+            wait = min(self.max_scan_interval, 5 * self._last_scan_cost)
+            if not force and started - self._last_scan_end < wait:
+                return 0
+            try:
+                changed = self._sync_once()
+            except _CORRUPTION as exc:
+                self._reset()
+                self.rebuild(reason=f"the index is unreadable ({exc.__class__.__name__}: {exc})")
+                changed = self._sync_once()
+            self._last_scan_end = time.monotonic()
+            self._last_scan_cost = self._last_scan_end - started
+            return changed
+
+    def _sync_once(self) -> int:
+        files = {entry.path: entry for entry in self.ws.walk()}
+        if not self._stale(files, self.records()):
+            return 0
+        with self.ws.lock("index"):
+            # Another process may have done part of the work while we waited.
+            return self._apply(files, self.records())
+
+    @staticmethod
+    def _stale(files: dict[str, FileEntry], records: dict[str, FileRecord]) -> list[str]:
+        changed = [p for p, e in files.items() if (r := records.get(p)) is None or r.stamp != e.stamp]
+        gone = [p for p in records if p not in files]
+        return changed + gone
+
+    def _apply(self, files: dict[str, FileEntry], records: dict[str, FileRecord]) -> int:
+        stale = self._stale(files, records)
+        if not stale:
+            return 0
+        self.write_files(stale, locked=True)
+        return len(stale)
+
+    def write_files(self, paths: Iterable[str], locked: bool = False) -> None:
+        """Re-index these files now (dropping those that are gone), in one commit."""
+        with self._lock, contextlib.nullcontext() if locked else self.ws.lock("index"):
+            ix = self._open()
+            writer = ix.writer(timeout=60.0)
+            try:
+                for path in paths:
+                    writer.delete_by_term("path", path)
+                    for doc in file_documents(self.ws, path):
+                        writer.add_document(**doc)
+                writer.commit()
+            except BaseException:
+                writer.cancel()
+                raise
+
+    # ---- queries -----------------------------------------------------------------------------
+
+    def query_tokens(self, text: str) -> list[str]:
+        analyzer = memory_analyzer()
+        tokens: dict[str, None] = {}
+        for token in analyzer(text, mode="query"):
+            tokens.setdefault(token.text, None)
+            if len(tokens) >= MAX_QUERY_TOKENS:
+                break
+        return list(tokens)
+
+    def search(
+        self,
+        text: str,
+        limit: int,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+    ) -> tuple[list[ChunkHit], int]:
+        """The best chunks for a free-text query, and the total number of matching chunks."""
+        tokens = self.query_tokens(text)
+        if not tokens:
+            return [], 0
+        query = Or([Term(field, token, boost=boost) for token in tokens for field, boost in FIELD_BOOSTS.items()])
+        filters: list[Query] = []
+        if start_date or end_date:
+            filters.append(TermRange("date", start_date or "0000-00-00", end_date or "9999-99-99"))
+        if path_prefix:
+            filters.append(Prefix("path", path_prefix))
+        with self._lock:
+            searcher = self._current_searcher()
+            results = searcher.search(query, limit=limit + 10, filter=And(filters) if filters else None, terms=False)
+            total = results.estimated_length()
+            hits: list[ChunkHit] = []
+            for hit in results:
+                fields = hit.fields()
+                if not (self.ws.root / fields["path"]).exists():
+                    continue  # deleted since the last scan: never point at a missing file
+                hits.append(
+                    ChunkHit(
+                        path=fields["path"],
+                        start_line=int(fields.get("start_line") or 1),
+                        end_line=int(fields.get("end_line") or 1),
+                        score=float(hit.score or 0.0),
+                        name=fields.get("name") or "",
+                        description=fields.get("description") or "",
+                        date=fields.get("date") or None,
+                        content=fields.get("content") or "",
+                    )
+                )
+                if len(hits) >= limit:
+                    break
+        return hits, total
+
+    def find_body(self, body_hash: str) -> str | None:
+        """A file whose body is this content, if the index holds one."""
+        with self._lock:
+            searcher = self._current_searcher()
+            for fields in searcher.documents(body_hash=body_hash):
+                if (self.ws.root / fields["path"]).exists():
+                    return str(fields["path"])
+        return None
+
+    def backlinks(self, path: str) -> list[str]:
+        """Files that link to `path`."""
+        with self._lock:
+            searcher = self._current_searcher()
+            return sorted({str(f["path"]) for f in searcher.documents(links=path)})
+
+    def state(self) -> IndexState:
+        """Index health for `doctor`, without changing anything."""
+        exists = whoosh_index.exists_in(str(self.directory))
+        files = {e.path: e for e in self.ws.walk()}
+        if not exists:
+            return IndexState(self.directory, False, 0, 0, len(files), 0)
+        with self._lock:
+            records = self.records()
+            searcher = self._current_searcher()
+            total = searcher.doc_count()
+            skipped = sum(1 for r in records.values() if searcher.document(path=r.path, kind=file_kind(r.path)) is None)
+        return IndexState(
+            self.directory,
+            True,
+            len(records),
+            total - len(records),
+            len(self._stale(files, records)),
+            skipped,
+        )

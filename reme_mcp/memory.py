@@ -1,0 +1,432 @@
+"""The memory operations: search, read, traverse, daily_list and remember, as plain Python.
+
+The MCP server and the CLI are thin faces over this class; neither holds logic it lacks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from pathlib import Path
+from typing import Literal
+
+from reme_mcp import boundary
+from reme_mcp.config import Settings
+from reme_mcp.daily import (
+    check_note_name,
+    derive_description,
+    derive_name,
+    list_note_days,
+    parse_date,
+    read_day_notes,
+    refresh_day_index,
+    render_note,
+)
+from reme_mcp.documents import body_hash, meta_text, parse_message, split_front_matter
+from reme_mcp.errors import ReMeError
+from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.models import (
+    DailyListResult,
+    DailyNote,
+    Day,
+    GraphEdge,
+    GraphNode,
+    ReadResult,
+    RememberResult,
+    SearchHit,
+    SearchResult,
+    TraverseResult,
+)
+from reme_mcp.secrets import find_secret
+from reme_mcp.workspace import PRIVATE_DIRS, Workspace, is_text_file
+
+MAX_QUERY_CHARS = 10_000
+MAX_READ_CHARS = 12_000
+MAX_FOLDER_ENTRIES = 200
+MAX_NODES = 500
+Direction = Literal["forward", "backward", "both"]
+
+
+class Memory:
+    """A ReMe workspace's memory: the five operations over its files and index."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.ws = Workspace(settings.workspace)
+        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
+
+    # ---- search ------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = 5,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+        max_chars: int = 4000,
+    ) -> SearchResult:
+        """Find memory evidence for a free-text query, best first."""
+        if not 1 <= limit <= 50:
+            raise ReMeError(f"limit {limit} is out of range: use 1 to 50")
+        if max_chars < 100:
+            raise ReMeError(f"max_chars {max_chars} is too small: use at least 100")
+        start = parse_date(start_date, "start_date") if start_date else None
+        end = parse_date(end_date, "end_date") if end_date else None
+        if start and end and start > end:
+            raise ReMeError(f"start_date {start} is after end_date {end}: give an earliest date first")
+        prefix = self._prefix(path_prefix) if path_prefix else None
+        text = query[:MAX_QUERY_CHARS]
+        if not self.ws.root.is_dir():
+            return SearchResult(query=query, results=[], total_hits=0, truncated=False)
+        self.index.sync()
+        hits, total = self.index.search(text, limit, start, end, prefix)
+        tokens = self.index.query_tokens(text)
+        share = max(80, max_chars // max(1, len(hits)))
+        results: list[SearchHit] = []
+        truncated = False
+        for hit in hits:
+            snippet, cut = make_snippet(hit, tokens, share)
+            truncated |= cut
+            results.append(
+                SearchHit(
+                    path=hit.path,
+                    start_line=hit.start_line,
+                    end_line=hit.end_line,
+                    score=round(hit.score, 4),
+                    name=boundary.escape(hit.name) or None,
+                    description=boundary.escape(hit.description) or None,
+                    date=hit.date,
+                    snippet=boundary.wrap(snippet, "search"),
+                )
+            )
+        return SearchResult(query=query, results=results, total_hits=max(total, len(results)), truncated=truncated)
+
+    def _prefix(self, prefix: str) -> str:
+        """A folder filter, checked like any path (no escapes, no private folders)."""
+        self.ws.contained_path(prefix.rstrip("/"))
+        return prefix.strip()
+
+    # ---- read --------------------------------------------------------------------------------
+
+    def read(
+        self,
+        path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        max_chars: int = MAX_READ_CHARS,
+    ) -> ReadResult:
+        """A file, or some of its lines; JSONL dialogs read as one readable message per line."""
+        full = self.ws.contained_path(path)
+        rel = self.ws.relative(full)
+        if full.is_dir():
+            raise ReMeError(f"{rel} is a folder: use traverse to list it, or read one of its files")
+        if not full.is_file():
+            raise ReMeError(f"{rel} does not exist: search or traverse to find a file's path")
+        if max_chars < 100:
+            raise ReMeError(f"max_chars {max_chars} is too small: use at least 100")
+        if start_line is not None and start_line < 1:
+            raise ReMeError(f"start_line {start_line} is out of range: lines start at 1")
+        if end_line is not None and end_line < (start_line or 1):
+            raise ReMeError(f"end_line {end_line} is before start_line {start_line or 1}: give end_line >= start_line")
+        try:
+            raw = full.read_bytes()
+        except OSError as exc:
+            raise ReMeError(f"{rel} cannot be read ({exc.strerror or exc.__class__.__name__})") from exc
+        if not is_text_file(full, raw[:4096]):
+            raise ReMeError(f"{rel} is a binary file ({len(raw)} bytes): only text files can be read")
+        text = raw.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        first = start_line or 1
+        if total == 0:
+            first = 1
+        elif first > total:
+            raise ReMeError(f"start_line {first} is past the end: {rel} has {total} lines")
+        last = min(end_line or total, total)
+        is_dialog = rel.endswith(".jsonl")
+        out: list[str] = []
+        size = 0
+        next_line = None
+        for number in range(first, last + 1):
+            line = lines[number - 1]
+            if is_dialog:
+                message = parse_message(line)
+                line = f"{number}: {message.render()}" if message else f"{number}: (no readable message)"
+            if size + len(line) + 1 > max_chars and out:
+                next_line = number
+                break
+            if len(line) > max_chars:
+                line = line[:max_chars] + "…"
+            out.append(line)
+            size += len(line) + 1
+        returned_last = first + len(out) - 1 if out else 0
+        meta = None
+        if rel.endswith((".md", ".markdown")):
+            found, _ = split_front_matter(text)
+            meta = json.loads(boundary.escape(json.dumps(found, ensure_ascii=False))) if found else None
+        return ReadResult(
+            path=rel,
+            start_line=first,
+            end_line=returned_last,
+            total_lines=total,
+            content=boundary.wrap("\n".join(out), "read"),
+            metadata=meta,
+            truncated=next_line is not None,
+            next_line=next_line,
+        )
+
+    # ---- traverse ----------------------------------------------------------------------------
+
+    def traverse(self, path: str = "", depth: int = 1, direction: str = "forward") -> TraverseResult:
+        """Follow wikilinks from or to a file, or list a folder, down to `depth`."""
+        if not 1 <= depth <= 3:
+            raise ReMeError(f"depth {depth} is out of range: use 1, 2 or 3")
+        if direction not in ("forward", "backward", "both"):
+            raise ReMeError(f"direction {direction!r} is not known: use forward, backward or both")
+        full = self.ws.contained_path(path, allow_root=True)
+        rel = self.ws.relative(full) if full != self.ws.root else ""
+        if full.is_dir() or (rel == "" and not full.exists()):
+            return self._traverse_folder(full, rel, depth)
+        if not full.is_file():
+            raise ReMeError(f"{rel} does not exist: traverse a folder (or the root, path '') to find files")
+        return self._traverse_links(rel, depth, direction)  # type: ignore[arg-type]
+
+    def _node(self, path: str, depth: int) -> GraphNode:
+        record = self.index.records().get(path)
+        exists = (self.ws.root / path).is_file() if record is None else True
+        return GraphNode(
+            path=path,
+            kind="file",
+            depth=depth,
+            name=boundary.escape(record.name) if record and record.name else None,
+            description=boundary.escape(record.description) if record and record.description else None,
+            exists=exists,
+        )
+
+    def _traverse_links(self, start: str, depth: int, direction: Direction) -> TraverseResult:
+        self.index.sync()
+        records = self.index.records()
+        nodes = {start: self._node(start, 0)}
+        edges: list[GraphEdge] = []
+        queue = deque([(start, 0)])
+        omitted = 0
+        while queue:
+            current, level = queue.popleft()
+            if level >= depth:
+                continue
+            neighbours: list[tuple[str, GraphEdge]] = []
+            if direction in ("forward", "both"):
+                record = records.get(current)
+                for target in record.links if record else ():
+                    neighbours.append((target, GraphEdge(source=current, target=target, kind="link")))
+            if direction in ("backward", "both"):
+                for source in self.index.backlinks(current):
+                    neighbours.append((source, GraphEdge(source=source, target=current, kind="link")))
+            for other, edge in neighbours:
+                if len(nodes) >= MAX_NODES and other not in nodes:
+                    omitted += 1
+                    continue
+                if edge not in edges:
+                    edges.append(edge)
+                if other not in nodes:
+                    nodes[other] = self._node(other, level + 1)
+                    if nodes[other].exists:
+                        queue.append((other, level + 1))
+        return TraverseResult(path=start, direction=direction, nodes=list(nodes.values()), edges=edges, omitted=omitted)
+
+    def _traverse_folder(self, folder: Path, rel: str, depth: int) -> TraverseResult:
+        records = self.index.records() if self.ws.root.is_dir() else {}
+        nodes = [GraphNode(path=rel, kind="folder", depth=0)]
+        edges: list[GraphEdge] = []
+        omitted = 0
+        queue = deque([(folder, rel, 0)])
+        while queue:
+            current, current_rel, level = queue.popleft()
+            if level >= depth:
+                continue
+            try:
+                entries = sorted(
+                    (e for e in current.iterdir() if not e.name.startswith(".")),
+                    key=lambda e: (not e.is_dir(), e.name),
+                )
+            except OSError:
+                continue
+            if current == self.ws.root:
+                entries = [e for e in entries if e.name not in PRIVATE_DIRS]
+            for i, entry in enumerate(entries):
+                if i >= MAX_FOLDER_ENTRIES or len(nodes) >= MAX_NODES:
+                    omitted += len(entries) - i
+                    break
+                child = f"{current_rel}/{entry.name}" if current_rel else entry.name
+                try:
+                    inside = entry.resolve().is_relative_to(self.ws.root)
+                except (OSError, RuntimeError):
+                    inside = False
+                if not inside:
+                    continue
+                if entry.is_dir():
+                    nodes.append(GraphNode(path=child, kind="folder", depth=level + 1))
+                    queue.append((entry, child, level + 1))
+                else:
+                    record = records.get(child)
+                    nodes.append(
+                        GraphNode(
+                            path=child,
+                            kind="file",
+                            depth=level + 1,
+                            name=boundary.escape(record.name) if record and record.name else None,
+                            description=boundary.escape(record.description) if record and record.description else None,
+                        )
+                    )
+                edges.append(GraphEdge(source=current_rel, target=child, kind="contains"))
+        return TraverseResult(path=rel, nodes=nodes, edges=edges, omitted=omitted)
+
+    # ---- daily_list --------------------------------------------------------------------------
+
+    def daily_list(
+        self,
+        date: str | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        limit: int = 7,
+    ) -> DailyListResult:
+        """The days that have notes, newest first, read from the notes themselves."""
+        if not 1 <= limit <= 366:
+            raise ReMeError(f"limit {limit} is out of range: use 1 to 366")
+        if date is not None and (start_date or end_date):
+            raise ReMeError("give either date or start_date/end_date, not both")
+        if date is not None:
+            day = parse_date(date) if date else self.settings.today().isoformat()
+            days = [day]
+        else:
+            start = parse_date(start_date, "start_date") if start_date else None
+            end = parse_date(end_date, "end_date") if end_date else None
+            if start and end and start > end:
+                raise ReMeError(f"start_date {start} is after end_date {end}: give an earliest date first")
+            days = [d for d in list_note_days(self.ws) if (not start or d >= start) and (not end or d <= end)]
+        out: list[Day] = []
+        for day in days:
+            notes = [
+                DailyNote(
+                    path=n.path,
+                    name=boundary.escape(meta_text(n.meta, "name")) or None,
+                    description=boundary.escape(meta_text(n.meta, "description")) or None,
+                    session_id=meta_text(n.meta, "session_id") or None,
+                )
+                for n in read_day_notes(self.ws, day)
+            ]
+            if notes or date is not None:
+                out.append(Day(date=day, notes=notes))
+            if len(out) >= limit:
+                break
+        return DailyListResult(days=out)
+
+    # ---- remember ----------------------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        name: str | None = None,
+        description: str | None = None,
+        date: str | None = None,
+        tags: list[str] | None = None,
+        request_id: str | None = None,
+    ) -> RememberResult:
+        """Store a durable fact as a ReMe daily note; searchable before this returns."""
+        content = content.strip() if isinstance(content, str) else ""
+        if not content:
+            raise ReMeError("content is empty: give the fact to remember as Markdown text")
+        if len(content) > self.settings.max_note_chars:
+            raise ReMeError(
+                f"content is {len(content)} characters: at most {self.settings.max_note_chars} are stored per note; "
+                "store one fact per note"
+            )
+        finding = find_secret(content)
+        if finding:
+            raise ReMeError(
+                f"content looks like it contains {finding.kind} (line {finding.line}); "
+                "secrets are never stored: remove it and call remember again"
+            )
+        day = parse_date(date) if date else self.settings.today().isoformat()
+        if name is not None:
+            name = name.strip()
+            name = name[:-3] if name.lower().endswith(".md") else name
+            check_note_name(name)
+        stem = name or derive_name(content)
+        summary = " ".join((description or "").split()) or derive_description(content)
+        clean_tags = [" ".join(str(t).split()) for t in (tags or []) if str(t).strip()]
+        if request_id is not None and not (0 < len(request_id) <= 200):
+            raise ReMeError("request_id must be 1 to 200 characters: use a UUID or any unique string")
+        digest = body_hash(content)
+        folder = self.ws.root / "daily" / day
+        with self.ws.lock("write"):
+            previous = self._request_path(request_id) if request_id else None
+            if previous is None:
+                self.index.sync(force=True)
+                previous = self.index.find_body(digest)
+            if previous is not None:
+                self._record_request(request_id, previous)
+                prev_day = previous.split("/")[1] if previous.startswith("daily/") else day
+                return RememberResult(
+                    path=previous, created=False, duplicate_of=previous, day_index=f"daily/{prev_day}.md"
+                )
+            self.ws.remove_stale_temp_files(folder)
+            meta: dict[str, object] = {"name": stem, "description": summary}
+            if clean_tags:
+                meta["tags"] = clean_tags
+            target = self._write_unique(folder, stem, meta, content)
+            rel = self.ws.relative(target)
+            day_index = refresh_day_index(self.ws, day)
+            self.index.write_files([rel, self.ws.relative(day_index)])
+            self._record_request(request_id, rel)
+        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=self.ws.relative(day_index))
+
+    def _write_unique(self, folder: Path, stem: str, meta: dict[str, object], content: str) -> Path:
+        """Write under the first free name (stem, stem-2, ...): an existing note is never overwritten."""
+        for n in range(1, 10_000):
+            candidate = stem if n == 1 else f"{stem[: 80 - len(str(n)) - 1]}-{n}"
+            target = folder / f"{candidate}.md"
+            if target.exists():
+                continue
+            try:
+                self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)
+            except FileExistsError:
+                continue
+            return target
+        raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")
+
+    def _request_file(self, request_id: str) -> Path:
+        key = hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:40]
+        return self.ws.state_dir / "requests" / f"{key}.json"
+
+    def _request_path(self, request_id: str) -> str | None:
+        try:
+            stored = json.loads(self._request_file(request_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        path = stored.get("path") if isinstance(stored, dict) else None
+        return path if isinstance(path, str) and (self.ws.root / path).is_file() else None
+
+    def _record_request(self, request_id: str | None, path: str) -> None:
+        if request_id:
+            self.ws.write_atomic(self._request_file(request_id), json.dumps({"request_id": request_id, "path": path}))
+
+
+def make_snippet(hit: ChunkHit, tokens: list[str], budget: int) -> tuple[str, bool]:
+    """The chunk's text cut to `budget` characters around the first query term it contains."""
+    text = hit.content
+    if len(text) <= budget:
+        return text, False
+    lowered = text.lower()
+    positions = [p for t in tokens if (p := lowered.find(t.lower())) >= 0]
+    anchor = min(positions) if positions else 0
+    start = max(0, min(anchor - budget // 4, len(text) - budget))
+    piece = text[start : start + budget]
+    return ("…" if start else "") + piece + ("…" if start + budget < len(text) else ""), True
+
+
+__all__ = ["Memory", "make_snippet"]

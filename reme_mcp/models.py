@@ -1,0 +1,134 @@
+"""The typed results of the five memory operations (each becomes a tool's output schema).
+
+Each model also renders itself as compact text for clients that read only text.
+Memory text in these models is already escaped or wrapped in the <reme-context> boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class SearchHit(BaseModel):
+    path: str = Field(description="Workspace-relative path of the file that matched.")
+    start_line: int = Field(description="First line (1-based) of the chunk that matched.")
+    end_line: int = Field(description="Last line (inclusive) of the chunk that matched.")
+    score: float = Field(description="Relevance on the index's own scale; only the order matters.")
+    name: str | None = Field(default=None, description="Front-matter name, where the file has one.")
+    description: str | None = Field(default=None, description="Front-matter description, where present.")
+    date: str | None = Field(default=None, description="The note's date (YYYY-MM-DD), where known.")
+    snippet: str = Field(description="The matching text, cut to the budget, inside <reme-context>.")
+
+
+class SearchResult(BaseModel):
+    query: str
+    results: list[SearchHit]
+    total_hits: int = Field(description="How many chunks matched in all, before the limit.")
+    truncated: bool = Field(description="Whether the character budget cut any snippet.")
+
+    def render(self) -> str:
+        if not self.results:
+            return f"No memory matched {self.query!r}."
+        lines = [f"{len(self.results)} of {self.total_hits} hits for {self.query!r}:"]
+        for i, hit in enumerate(self.results, start=1):
+            label = " - ".join(x for x in (hit.name, hit.description) if x)
+            when = f" ({hit.date})" if hit.date else ""
+            lines.append(f"{i}. {hit.path}#L{hit.start_line}-L{hit.end_line}{when} {label}".rstrip())
+            lines.append(hit.snippet)
+        if self.truncated:
+            lines.append("(snippets were cut to the budget: use read for the whole text)")
+        return "\n".join(lines)
+
+
+class ReadResult(BaseModel):
+    path: str
+    start_line: int
+    end_line: int = Field(description="Last line returned (inclusive); 0 for an empty file.")
+    total_lines: int
+    content: str = Field(description="The lines, inside <reme-context>.")
+    metadata: dict[str, Any] | None = Field(default=None, description="Front matter, where the file has it.")
+    truncated: bool
+    next_line: int | None = Field(default=None, description="Where to continue reading when truncated.")
+
+    def render(self) -> str:
+        head = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
+        return f"{head}\n{self.content}{tail}"
+
+
+class GraphNode(BaseModel):
+    path: str
+    kind: Literal["file", "folder"]
+    depth: int
+    name: str | None = None
+    description: str | None = None
+    exists: bool = Field(default=True, description="False for a link target that is not in the workspace.")
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    kind: Literal["link", "contains"]
+
+
+class TraverseResult(BaseModel):
+    path: str
+    direction: Literal["forward", "backward", "both"] | None = None
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    omitted: int = Field(default=0, description="Entries left out to keep the answer bounded.")
+
+    def render(self) -> str:
+        lines = [f"{self.path or '(workspace root)'}: {len(self.nodes)} nodes, {len(self.edges)} edges"]
+        for node in self.nodes:
+            label = " - ".join(x for x in (node.name, node.description) if x)
+            mark = "/" if node.kind == "folder" else ""
+            missing = " (missing)" if not node.exists else ""
+            lines.append(f"{'  ' * node.depth}{node.path}{mark}{missing} {label}".rstrip())
+        for edge in self.edges:
+            if edge.kind == "link":
+                lines.append(f"link: {edge.source} -> {edge.target}")
+        if self.omitted:
+            lines.append(f"({self.omitted} more entries left out)")
+        return "\n".join(lines)
+
+
+class DailyNote(BaseModel):
+    path: str
+    name: str | None = None
+    description: str | None = None
+    session_id: str | None = None
+
+
+class Day(BaseModel):
+    date: str
+    notes: list[DailyNote]
+
+
+class DailyListResult(BaseModel):
+    days: list[Day]
+
+    def render(self) -> str:
+        if not self.days:
+            return "No daily notes in that range."
+        lines: list[str] = []
+        for day in self.days:
+            lines.append(f"{day.date}: {len(day.notes)} note(s)")
+            for note in day.notes:
+                label = " - ".join(x for x in (note.name, note.description) if x)
+                lines.append(f"  {note.path} {label}".rstrip())
+        return "\n".join(lines)
+
+
+class RememberResult(BaseModel):
+    path: str = Field(description="The note that holds the content.")
+    created: bool = Field(description="False when nothing changed (a retry or the same content).")
+    duplicate_of: str | None = Field(default=None, description="The note already holding this request or content.")
+    day_index: str = Field(description="The day index file refreshed for the note's date.")
+
+    def render(self) -> str:
+        if self.created:
+            return f"Stored {self.path} (day index {self.day_index} refreshed)."
+        return f"Already stored as {self.duplicate_of or self.path}; nothing written."

@@ -1,0 +1,262 @@
+"""The workspace: where memory lives, which paths are inside it, and how files change safely.
+
+Everything that touches the file system goes through here: containment of
+model-supplied paths, the walk over memory files, atomic writes and the
+cross-process locks that keep concurrent writers from losing data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from filelock import FileLock, Timeout
+
+from reme_mcp.errors import ReMeError
+
+# Folders that hold derived or runtime state: never memory, never served.
+PRIVATE_DIRS = frozenset({"metadata", "mem_session"})
+STATE_DIR = PurePosixPath("metadata/reme-mcp")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+TEXT_SUFFIXES = frozenset(
+    {".md", ".markdown", ".txt", ".text", ".rst", ".org", ".jsonl", ".json", ".yaml", ".yml", ".csv", ".log"}
+)
+MAX_INDEXED_BYTES = 8 * 1024 * 1024
+MAX_PATH_CHARS = 1024
+LOCK_TIMEOUT = 120.0
+_TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One memory file as the walk saw it."""
+
+    path: str  # workspace-relative POSIX path
+    stamp: str  # changes whenever the file's content may have changed
+    size: int
+
+
+def file_stamp(st: os.stat_result) -> str:
+    """A cheap change detector: mtime, size and inode (an atomic replace changes the inode)."""
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+
+
+def file_kind(path: str) -> str:
+    """What a workspace file is, from its place in the layout (workspace-format.md)."""
+    parts = path.split("/")
+    top = parts[0]
+    if top == "daily":
+        if len(parts) == 2 and parts[1].endswith(".md") and DATE_RE.match(parts[1][:-3]):
+            return "day_index"
+        if len(parts) == 3 and DATE_RE.match(parts[1]) and parts[2].endswith(".md"):
+            return "daily"
+    if top == "digest" and path.endswith(".md"):
+        return "digest"
+    if top == "session" and path.endswith(".jsonl"):
+        return "dialog" if len(parts) > 1 and parts[1] == "dialog" else "transcript"
+    if top == "resource":
+        return "resource"
+    return "note" if path.endswith(".md") else "file"
+
+
+def path_date(path: str) -> str | None:
+    """The date a path carries: daily/<date>/..., daily/<date>.md or resource/<date>/..."""
+    parts = path.split("/")
+    if parts[0] in ("daily", "resource") and len(parts) >= 2:
+        candidate = parts[1][:-3] if len(parts) == 2 and parts[1].endswith(".md") else parts[1]
+        if DATE_RE.match(candidate):
+            return candidate
+    return None
+
+
+def is_text_file(path: Path, head: bytes | None = None) -> bool:
+    """Text formats are indexed; binaries are listed but not indexed."""
+    if path.suffix.lower() in TEXT_SUFFIXES:
+        return True
+    if head is None:
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return False
+    return b"\0" not in head and path.suffix.lower() in ("", ".cfg", ".ini", ".toml", ".tex")
+
+
+class Workspace:
+    """A ReMe workspace folder. Nothing is created on disk until the first write."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.expanduser().resolve()
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    # ---- containment -------------------------------------------------------------------------
+
+    def contained_path(self, path: str, *, allow_root: bool = False) -> Path:
+        """Resolve a model-supplied workspace-relative path, refusing anything that escapes.
+
+        Refuses absolute, home, drive and UNC forms, backslashes, NUL bytes, `..`
+        that climbs out, symbolic links that point outside, and the private folders.
+        """
+        raw = path.strip() if isinstance(path, str) else path
+        if not isinstance(raw, str):
+            raise ReMeError("path must be a string: a workspace-relative path such as daily/2026-11-28/a.md")
+        if not raw:
+            if allow_root:
+                return self.root
+            raise ReMeError("path is empty: give a workspace-relative path such as daily/2026-11-28/a.md")
+        if len(raw) > MAX_PATH_CHARS:
+            raise ReMeError(f"path is {len(raw)} characters long: at most {MAX_PATH_CHARS} are accepted")
+        if "\0" in raw or any(ord(ch) < 32 for ch in raw):
+            raise ReMeError("path contains control characters: use a plain workspace-relative path")
+        if "\\" in raw or _DRIVE_RE.match(raw) or raw.startswith(("/", "~")):
+            raise ReMeError(
+                "path must be workspace-relative with forward slashes (like digest/wiki/a.md), "
+                "not absolute, home-relative, a drive or a UNC path"
+            )
+        target = self.root / raw
+        try:
+            resolved = target.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on older Pythons
+            raise ReMeError(f"path {raw!r} cannot be resolved: {exc.__class__.__name__}") from exc
+        try:
+            rel = resolved.relative_to(self.root)
+        except ValueError as exc:
+            raise ReMeError(f"path {raw!r} leads outside the workspace: only paths inside it are served") from exc
+        if rel.parts and rel.parts[0] in PRIVATE_DIRS:
+            raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds derived state, not memory")
+        if not rel.parts and not allow_root:
+            raise ReMeError("path names the workspace itself: give a file inside it")
+        return resolved
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # ---- the walk ----------------------------------------------------------------------------
+
+    def walk(self, folder: Path | None = None) -> Iterator[FileEntry]:
+        """Every memory file under `folder`: private folders, dot-files and symlinks that leave are skipped."""
+        start = folder or self.root
+        if not start.is_dir():
+            return
+        stack = [start]
+        seen: set[tuple[int, int]] = set()
+        while stack:
+            current = stack.pop()
+            try:
+                st = current.stat()
+                if (st.st_dev, st.st_ino) in seen:  # a symlink loop
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                entries = list(os.scandir(current))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if current == self.root and name in PRIVATE_DIRS:
+                    continue
+                try:
+                    if entry.is_symlink():
+                        real = Path(entry.path).resolve()
+                        if not real.is_relative_to(self.root) or (
+                            real.relative_to(self.root).parts[:1]
+                            and real.relative_to(self.root).parts[0] in PRIVATE_DIRS
+                        ):
+                            continue
+                    if entry.is_dir():
+                        stack.append(Path(entry.path))
+                    elif entry.is_file():
+                        est = entry.stat()
+                        rel = entry.path[len(str(self.root)) + 1 :].replace(os.sep, "/")
+                        yield FileEntry(rel, file_stamp(est), est.st_size)
+                except (OSError, RuntimeError):
+                    continue
+
+    # ---- safe writes -------------------------------------------------------------------------
+
+    def write_atomic(self, target: Path, data: str, *, exclusive: bool = False) -> None:
+        """Write a whole file or nothing: temp file in the same folder, fsync, then rename.
+
+        With `exclusive`, an existing file is never replaced: FileExistsError instead.
+        """
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if exclusive:
+                os.link(tmp, target)  # fails if the name was taken meanwhile
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(target.parent)
+
+    def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
+        """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
+        removed = 0
+        now = time.time()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                if _TEMP_RE.match(entry.name):
+                    with contextlib.suppress(OSError):
+                        if now - entry.stat().st_mtime > older_than:
+                            os.unlink(entry.path)
+                            removed += 1
+        return removed
+
+    # ---- locks ---------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, name: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+        """A cross-process lock; the OS releases it when its holder dies, so it never goes stale."""
+        folder = self.state_dir / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / f"{name}.lock"))
+        try:
+            lock.acquire(timeout=timeout)
+        except Timeout as exc:
+            raise ReMeError(f"the workspace is busy ({name} lock held for over {timeout:.0f} s): try again") from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename durable: without this a power cut can undo it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
