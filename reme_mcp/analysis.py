@@ -5,9 +5,9 @@ The pipeline, in the order tokens flow through it::
     ScriptTokenizer     words / identifiers, and runs of CJK characters
     IdentifierFilter    snake_case, CamelCase, file.py -> the whole plus its parts
     FoldFilter          NFKC width folding, case folding, accent folding
-    CJKBigramFilter     CJK runs -> overlapping character bigrams (+ unigrams)
     QueryStopFilter     drops English function words from queries only
-    EnglishStemFilter   Porter stems of plain English words
+    EnglishStemFilter   Porter2 stems of plain English words
+    CJKBigramFilter     CJK runs -> overlapping character bigrams (+ unigrams)
 
 The same analyzer runs at index time and at query time (Whoosh passes
 ``mode="query"`` when parsing), so both sides always produce the same terms.
@@ -180,7 +180,9 @@ class IdentifierFilter(Filter):  # type: ignore[misc]
                 yield t
                 continue
             text = t.text
-            parts = identifier_parts(text) if len(text) > 1 else []
+            # Plain words (the vast majority) skip the splitting entirely.
+            plain = text.isalnum() and (text.islower() or text.isupper() or text[1:].islower())
+            parts = [] if plain else identifier_parts(text)
             if len(text) <= MAX_TERM_CHARS:
                 yield t
             if not parts:
@@ -230,19 +232,18 @@ class FoldFilter(Filter):  # type: ignore[misc]
 
 
 class CJKBigramFilter(Filter):  # type: ignore[misc]
-    """Turns a CJK run into overlapping character bigrams, plus unigrams when indexing.
+    """Turns a CJK run into its characters and overlapping bigrams: 口令是 -> 口 口令 令 令是 是.
 
-    Chosen over a dictionary segmenter (jieba) by measurement: bigrams need no
-    dictionary (jieba's load costs about a second, too slow for MCP start-up),
-    run several times faster, and never miss a word the dictionary splits
-    differently at index and query time. Every two-character query is exactly
-    one indexed term; a longer question becomes an OR of its bigrams.
-    Unigrams are indexed so that a one-character query still finds something,
-    but not emitted for longer queries, where 的/是/个 would only add noise.
+    Chosen over a dictionary segmenter (jieba) by measurement: no dictionary to
+    load (jieba's costs ~0.7 s, too slow for MCP start-up), several times
+    faster, and no word split one way at index time and another at query time.
+    A two-character query is exactly one indexed bigram. Unigrams are emitted
+    at query time too: on a small question set they lifted top-1 from 12/14 to
+    14/14 (猫叫什么名字 shares only 猫 and 名 with 我的猫名叫小白); BM25 keeps
+    common characters such as 的 and 是 from outranking the bigrams.
 
-    Positions: bigram i and unigram i share position base+i (the last unigram
-    shares the last bigram's), so a query's bigrams are consecutive exactly as
-    in the index and the token after the run follows the last bigram.
+    Index and query emit the same sequence at consecutive positions, so a
+    phrase query over CJK text lines up with the index.
     """
 
     def __call__(self, tokens: Iterator[Any]) -> Iterator[Any]:
@@ -255,29 +256,30 @@ class CJKBigramFilter(Filter):  # type: ignore[misc]
                 continue
             run = t.text
             last = len(run) - 1
-            unigrams = t.mode != "query"
             pos = t.pos if t.positions else 0
             # Per-character offsets only when folding kept the run's length.
             exact = t.chars and t.endchar - t.startchar == len(run)
             startchar = t.startchar if t.chars else 0
             for i in range(last):
+                t.text = run[i]
                 if t.positions:
-                    t.pos = pos + i
-                if unigrams:
-                    t.text = run[i]
-                    if exact:
-                        t.startchar, t.endchar = startchar + i, startchar + i + 1
-                    yield t
+                    t.pos = pos + 2 * i
+                if exact:
+                    t.startchar, t.endchar = startchar + i, startchar + i + 1
+                yield t
                 t.text = run[i : i + 2]
+                if t.positions:
+                    t.pos += 1
                 if exact:
-                    t.startchar, t.endchar = startchar + i, startchar + i + 2
+                    t.endchar += 1
                 yield t
-            if unigrams:
-                t.text = run[last]
-                if exact:
-                    t.startchar, t.endchar = startchar + last, startchar + last + 1
-                yield t
-            shift += last - 1
+            t.text = run[last]
+            if t.positions:
+                t.pos = pos + 2 * last
+            if exact:
+                t.startchar, t.endchar = startchar + last, startchar + last + 1
+            yield t
+            shift += 2 * last
 
 
 class QueryStopFilter(Filter):  # type: ignore[misc]
@@ -339,7 +341,8 @@ def memory_analyzer() -> Analyzer:
         ScriptTokenizer()
         | IdentifierFilter()
         | FoldFilter()
-        | CJKBigramFilter()
         | QueryStopFilter()
         | EnglishStemFilter()
+        # Last, so the many bigrams skip the filters that would pass them through anyway.
+        | CJKBigramFilter()
     )

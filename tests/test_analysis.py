@@ -22,9 +22,7 @@ def texts(value: str, mode: str = "index") -> list[str]:
 
 def tokens(value: str, mode: str = "index") -> list[tuple[str, int, int, int]]:
     ana = memory_analyzer()
-    return [
-        (t.text, t.pos, t.startchar, t.endchar) for t in ana(value, positions=True, chars=True, mode=mode)
-    ]
+    return [(t.text, t.pos, t.startchar, t.endchar) for t in ana(value, positions=True, chars=True, mode=mode)]
 
 
 class TinyIndex:
@@ -84,29 +82,28 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> TinyIndex:
 # --- tokens -----------------------------------------------------------------
 
 
-def test_cjk_run_becomes_bigrams_at_query_time_and_unigrams_plus_bigrams_when_indexing() -> None:
-    assert texts("口令是蓝鲸", mode="query") == ["口令", "令是", "是蓝", "蓝鲸"]
-    assert texts("口令是", mode="index") == ["口", "口令", "令", "令是", "是"]
+def test_cjk_run_becomes_characters_and_overlapping_bigrams() -> None:
+    assert texts("口令是") == ["口", "口令", "令", "令是", "是"]
+    assert texts("口令是", mode="query") == ["口", "口令", "令", "令是", "是"]
     assert texts("鲸", mode="query") == ["鲸"]
 
 
-def test_cjk_positions_line_up_between_index_and_query() -> None:
-    # Bigram i and unigram i share a position; the token after the run follows the last bigram.
+def test_cjk_positions_and_offsets_are_consecutive() -> None:
     assert tokens("口令是 go") == [
         ("口", 0, 0, 1),
-        ("口令", 0, 0, 2),
-        ("令", 1, 1, 2),
-        ("令是", 1, 1, 3),
-        ("是", 1, 2, 3),
-        ("go", 2, 4, 6),
+        ("口令", 1, 0, 2),
+        ("令", 2, 1, 2),
+        ("令是", 3, 1, 3),
+        ("是", 4, 2, 3),
+        ("go", 5, 4, 6),
     ]
-    assert tokens("口令是 go", mode="query") == [("口令", 0, 0, 2), ("令是", 1, 1, 3), ("go", 2, 4, 6)]
+    assert tokens("x 蓝鲸", mode="query") == [("x", 0, 0, 1), ("蓝", 1, 2, 3), ("蓝鲸", 2, 2, 4), ("鲸", 3, 3, 4)]
 
 
 def test_scripts_are_split_at_their_boundaries() -> None:
-    assert texts("用Go写后端", mode="query") == ["用", "go", "写后", "后端"]
-    assert texts("蓝鲸-731", mode="query") == ["蓝鲸", "731"]
-    assert texts("회의는 금요일에", mode="query") == ["회의", "의는", "금요", "요일", "일에"]
+    assert texts("用Go写后端", mode="query") == ["用", "go", "写", "写后", "后", "后端", "端"]
+    assert texts("蓝鲸-731", mode="query") == ["蓝", "蓝鲸", "鲸", "731"]
+    assert texts("금요일에 비", mode="query") == ["금", "금요", "요", "요일", "일", "일에", "에", "비"]
 
 
 @pytest.mark.parametrize(
@@ -136,10 +133,11 @@ def test_identifier_parts_are_spans_of_the_original_text() -> None:
     ("text", "expected"),
     [
         ("ＡＢＣ１２３", ["abc123"]),
+        ("ｖ２．３　ｆｉｌｅ．ｐｙ", ["v2.3", "v2", "3", "file.py", "file", "py"]),  # full-width joiners
         ("Café", ["cafe"]),
         ("cafe\u0301", ["cafe"]),  # decomposed accent stays inside the word
         ("STRASSE Straße", ["strass", "strass"]),
-        ("ｶﾞｲﾄﾞ", ["ガイ", "イド"]),  # half-width katakana folds to full width
+        ("ｶﾞｲﾄﾞ", ["ガ", "ガイ", "イ", "イド", "ド"]),  # half-width katakana folds to full width
         ("が", ["が"]),  # Japanese voicing marks are not accents
     ],
 )
@@ -161,14 +159,8 @@ def test_analyzer_survives_pickling_as_whoosh_stores_it() -> None:
     ana = pickle.loads(pickle.dumps(memory_analyzer()))
     assert ana == memory_analyzer()
     assert [t.text for t in ana("Deployed getHTTPResponse 口令")] == [
-        "deploy",
-        "gethttprespons",
-        "get",
-        "http",
-        "respons",
-        "口",
-        "口令",
-        "令",
+        *("deploy", "gethttprespons", "get", "http", "respons"),
+        *("口", "口令", "令"),
     ]
 
 
@@ -224,10 +216,15 @@ def test_identifiers_are_found_whole_and_by_parts(corpus: TinyIndex, query: str,
     assert expected in corpus.search(query)
 
 
-def test_two_character_query_does_not_match_unrelated_notes(corpus: TinyIndex) -> None:
-    # 蓝鲸 shares the character 蓝 with whale.md, but not the bigram.
-    assert corpus.search("蓝鲸") == ["secret.md"]
-    assert corpus.search("后端") == ["backend.md"]
+def test_two_character_query_ranks_the_bigram_above_a_shared_character(corpus: TinyIndex) -> None:
+    # 蓝鲸 shares the character 蓝 with whale.md, but only secret.md has the bigram.
+    assert corpus.search("蓝鲸") == ["secret.md", "whale.md"]
+    assert corpus.search("后端")[0] == "backend.md"
+
+
+def test_question_sharing_only_single_characters_finds_the_note(tmp_path: Path) -> None:
+    ix = TinyIndex(tmp_path, {"cat.md": "我的猫名叫小白，今年三岁了", "food.md": "昨天晚上吃了火锅，味道很辣"})
+    assert ix.search("猫叫什么名字") == ["cat.md"]
 
 
 def test_single_character_query_finds_its_character(corpus: TinyIndex) -> None:
