@@ -134,14 +134,16 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
     memory = Memory(_settings(ctx, workspace))
     if not memory.ws.root.is_dir():
         raise click.ClickException(f"no workspace at {memory.ws.root}: nothing to index")
+    files = 0
     with tqdm(total=0, unit="file", disable=quiet, file=sys.stderr, desc="indexing") as bar:
 
         def progress(done: int, total: int) -> None:
-            bar.total = total
+            nonlocal files
+            bar.total, files = total, done
             bar.update(done - bar.n)
 
         chunks = memory.index.rebuild(progress=progress)
-    click.echo(f"indexed {bar.n} files, {chunks} chunks into {memory.index.directory}")
+    click.echo(f"indexed {files} files, {chunks} chunks into {memory.index.directory}")
 
 
 @cli.command()

@@ -1,0 +1,121 @@
+"""Shared fixtures: real workspaces on disk, laid out as ReMe writes them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reme_mcp.config import Settings, load_settings
+from reme_mcp.memory import Memory
+
+DAY = "2026-11-28"
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def message(mid: str, name: str, role: str, text: str, when: str) -> str:
+    return json.dumps(
+        {
+            "id": mid,
+            "name": name,
+            "role": role,
+            "content": [{"type": "text", "text": text}],
+            "metadata": {},
+            "created_at": when,
+        },
+        ensure_ascii=False,
+    )
+
+
+def make_reme_workspace(root: Path) -> Path:
+    """A small workspace in exactly the shape ReMe 0.4 writes (workspace-format.md)."""
+    write(
+        root,
+        f"daily/{DAY}/go-backend.md",
+        "---\nname: go-backend\ndescription: The user prefers Go for backend services\n"
+        "session_id: 9f2c1e\nsource_conversation: '[[session/dialog/9f2c1e.jsonl]]'\n---\n"
+        "The user builds backend services in Go and wants examples in Go.\n",
+    )
+    write(
+        root,
+        f"daily/{DAY}/release-freeze.md",
+        "---\nname: release-freeze\ndescription: Freeze starts Friday\nsession_id: 9f2c1e\n---\n"
+        "The release freeze starts on Friday; only hotfixes are merged after that.\n",
+    )
+    write(
+        root,
+        f"daily/{DAY}.md",
+        "---\nname: '2026-11-28'\ndescription: 2 note(s) today.\n---\nAnything a person wrote here stays.\n\n"
+        "<!-- notes:auto -->\n"
+        f"- [[daily/{DAY}/go-backend.md]] name: go-backend description: The user prefers Go for backend services\n"
+        f"- [[daily/{DAY}/release-freeze.md]] name: release-freeze description: Freeze starts Friday\n"
+        "<!-- /notes:auto -->\n",
+    )
+    write(
+        root,
+        "digest/personal/languages.md",
+        "---\nname: languages\ndescription: Programming languages the user works with\n---\n"
+        "# Languages\n\nGo for services, Python for scripts.\n\n## Sources\n\n"
+        f"- [[daily/{DAY}/go-backend.md]]\n",
+    )
+    write(
+        root,
+        "digest/wiki/deploy.md",
+        "---\nname: deploy\ndescription: How deployments work\n---\n# Deploy\n\n"
+        "Deployments go through the staging cluster first.\nSee [[digest/personal/languages.md#L5-L6]].\n",
+    )
+    write(
+        root,
+        "session/dialog/9f2c1e.jsonl",
+        "\n".join(
+            [
+                message("m1", "user", "user", "I use Python for backend development.", "2026-11-28T10:00:00+08:00"),
+                message("m2", "assistant", "assistant", "Noted: Python backends.", "2026-11-28T10:00:05+08:00"),
+                '{"id": "broken", "content": [',
+                message("m3", "user", "user", "我们周五开始封版，之后只合并热修复。", "2026-11-28T10:01:00+08:00"),
+            ]
+        )
+        + "\n",
+    )
+    write(root, "resource/notes.txt", "The office wifi is named Bluewhale.\n")
+    write(root, "resource/logo.png", "")
+    (root / "resource/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    write(root, "mem_session/state.json", '{"secret": "runtime state, never memory"}')
+    write(root, "metadata/other-tool/index.txt", "derived by another tool")
+    return root
+
+
+@pytest.fixture
+def settings_for() -> Callable[[Path], Settings]:
+    def make(root: Path) -> Settings:
+        return load_settings(str(root), "Asia/Shanghai")
+
+    return make
+
+
+@pytest.fixture
+def reme_ws(tmp_path: Path) -> Path:
+    return make_reme_workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def memory(reme_ws: Path, settings_for: Callable[[Path], Settings]) -> Memory:
+    return Memory(settings_for(reme_ws))
+
+
+@pytest.fixture
+def empty_memory(tmp_path: Path, settings_for: Callable[[Path], Settings]) -> Memory:
+    return Memory(settings_for(tmp_path / "fresh"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
