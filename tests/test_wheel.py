@@ -1,0 +1,84 @@
+"""A wheel built from this checkout installs into a fresh environment and serves MCP over stdio.
+
+This is what `uvx reme-mcp` does for a user: build (or download) the wheel, install it with
+its declared dependencies into an empty virtual environment, run the `reme-mcp` script.
+It catches what the editable install hides: a module left out of the wheel, a dependency
+missing from pyproject.toml, a broken console-script entry point.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = {"search", "read", "traverse", "daily_list", "remember"}
+
+
+def _pip(python: Path, *args: str, cwd: Path | None = None) -> None:
+    done = subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"pip {args[0]} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin directory of a fresh virtual environment with only the wheel and its dependencies."""
+    base = tmp_path_factory.mktemp("wheel")
+    wheels = base / "dist"
+    _pip(Path(sys.executable), "wheel", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
+    (wheel,) = wheels.glob("reme_mcp-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "reme_mcp/server.py" in names and "reme_mcp/client_config.py" in names
+    assert not [name for name in names if name.startswith("tests/")]
+
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
+    bin_dir = env_dir / ("Scripts" if sys.platform == "win32" else "bin")
+    python = bin_dir / ("python.exe" if sys.platform == "win32" else "python")
+    # Dependencies come from the index through pip's cache; the package itself only from the wheel.
+    _pip(python, "install", "--quiet", "--find-links", str(wheels), "reme-mcp", cwd=base)
+    return bin_dir
+
+
+def test_installed_package_is_the_wheel_not_the_checkout(installed: Path) -> None:
+    python = installed / ("python.exe" if sys.platform == "win32" else "python")
+    where = subprocess.run(
+        [str(python), "-c", "import reme_mcp; print(reme_mcp.__file__)"],
+        cwd=installed,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(where).resolve().is_relative_to(installed.parent.resolve())
+
+
+def test_wheel_script_completes_an_mcp_handshake_over_stdio(installed: Path, tmp_path: Path) -> None:
+    script = installed / ("reme-mcp.exe" if sys.platform == "win32" else "reme-mcp")
+    assert script.is_file()
+    params = StdioServerParameters(command=str(script), args=["--workspace", str(tmp_path / "memory")])
+
+    async def handshake() -> tuple[str, set[str]]:
+        with anyio.fail_after(60):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                initialized = await session.initialize()
+                listed = await session.list_tools()
+                return initialized.server_info.name, {tool.name for tool in listed.tools}
+
+    name, tools = anyio.run(handshake)
+    assert name == "reme-mcp"
+    assert tools == TOOLS
