@@ -177,9 +177,7 @@ _HOSTS: tuple[_Host, ...] = (
         _mcp_servers,
     ),
     _Host("opencode", "OpenCode: opencode.json (project) or ~/.config/opencode/opencode.json", _opencode),
-    _Host(
-        "openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw
-    ),
+    _Host("openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw),
     _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
     _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
     _Host("pi", "Pi: ~/.pi/agent/mcp.json, read by the pi-mcp-adapter extension (Pi has no native MCP)", _pi),
