@@ -182,10 +182,11 @@ def plugin_copy(tmp_path: Path) -> Path:
     return target
 
 
-def test_claude_plugin_validate(node_env: Path, tmp_path: Path) -> None:
-    env = _isolated_env(tmp_path)
+def test_claude_plugin_validate(node_env: Path, plugin_copy: Path, tmp_path: Path) -> None:
+    env = _isolated_env(tmp_path / "home")
     claude = _bin(node_env, "claude")
-    for target in (ROOT / ".claude-plugin" / "plugin.json", ROOT / ".claude-plugin" / "marketplace.json", ROOT):
+    manifests = ROOT / ".claude-plugin"
+    for target in (manifests / "plugin.json", manifests / "marketplace.json", plugin_copy):
         out = _run([claude, "plugin", "validate", str(target)], env=env)
         assert "Validation passed" in out, out
     out = _run([claude, "plugin", "validate", str(ROOT / ".claude-plugin" / "plugin.json")], env=env)
