@@ -1,0 +1,293 @@
+"""Spot content that looks like a secret, so that `remember` can refuse to store it.
+
+Memory notes are plain files that get indexed, searched and shown to models, so a
+credential written into one leaks far beyond where it was typed. The check is a
+table of (kind, hints, pattern, validator) rules: a regex finds a candidate and, where a
+regex alone would flag ordinary text, a small validator decides.
+
+Rules for assignments (`password = ...` and friends), chosen to keep false
+positives low:
+
+- The value must be a literal. References are not secrets: `${VAR}`, `$VAR`,
+  `%VAR%`, `{{ template }}`, `<password>`, YAML tags such as `!vault`, calls and
+  subscripts (`os.environ[...]`, `getenv(...)`), attribute access
+  (`settings.password`), masks (`***`, `xxx`, `...`) and placeholder words
+  (`changeme`, `None`, `null`, anything with `your` or `example`), paths and
+  URLs, and values that name themselves (`"my-client-secret"`, `password1`).
+- A quoted value counts from 6 characters. An unquoted value counts when it has
+  6 or more characters and mixes a letter with a digit or a symbol, because
+  unquoted code (`password=password`, `password: str`) and prose are words;
+  a value followed by `|`, `,`, `=` or `)` is a type annotation or a parameter.
+- Prose is not an assignment: "reset your password at the portal", "the
+  password is ..." and "这个项目的测试口令是蓝鲸-731" are facts, not key-value pairs.
+- Chinese keys (密码, 口令, 密钥, 私钥) count only in key-value form, directly
+  followed by `:`, `：` or `=`, and only with an ASCII value that passes the
+  unquoted rule: `密码: Hunter2!x9` is flagged, `口令：蓝鲸-731` and `密码：至少12位`
+  are not (a phrase in Chinese is a passphrase to remember, not a credential).
+
+Every pattern is linear: bounded quantifiers, no nested repetition, and a
+lookbehind so that a match can only start where a token starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["SecretFinding", "find_secret"]
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """What was found and where; `kind` never repeats any part of the secret."""
+
+    kind: str
+    line: int
+
+
+def _always(_match: re.Match[str]) -> bool:
+    return True
+
+
+_MASK_CHARS = frozenset("*xX.•#-_ ")
+_PLACEHOLDER_WORDS = frozenset(
+    {"changeme", "replaceme", "password", "passwd", "secret", "none", "null", "nil", "undefined"}
+    | {"true", "false", "redacted", "placeholder", "required", "hidden", "todo", "tbd"}
+)
+# A value that names what it is ("my-client-secret", "password1") is an example, not a secret.
+_PLACEHOLDER_PARTS = ("your", "example", "placeholder", "redacted", "changeme", "password", "passwd", "secret")
+_YAML_TAG = re.compile(r"![A-Za-z]{1,20}")
+_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}(?:\.[A-Za-z_][A-Za-z0-9_]{0,100}){1,10}")
+
+
+def _is_placeholder(value: str) -> bool:
+    """A value that stands for a secret elsewhere, or no secret at all."""
+    value = value.strip()
+    if not value or value[0] in "$%<{" or set(value) <= _MASK_CHARS or _YAML_TAG.fullmatch(value):
+        return True
+    word = re.sub(r"[^a-z0-9]", "", value.lower())
+    return word in _PLACEHOLDER_WORDS or any(part in word for part in _PLACEHOLDER_PARTS)
+
+
+def _is_location(value: str) -> bool:
+    """A URL or a path (`PWD=/home/me`): where something is, not a secret."""
+    return "://" in value or value.startswith(("/", "~/", "./", "../"))
+
+
+def _looks_like_password(value: str) -> bool:
+    """An unquoted value is code or prose unless it mixes letters with digits or symbols."""
+    value = value.rstrip(".,;:!?*")
+    if len(value) < 6 or _is_placeholder(value):
+        return False
+    if _is_location(value):
+        return False
+    if any(c in value for c in "()[]{}<>") or _ATTRIBUTE.fullmatch(value):
+        return False  # a call, subscript, attribute or markup: code that fetches the secret
+    has_letter = any(c.isalpha() for c in value)
+    return has_letter and any(c.isdigit() or not (c.isalnum() or c in "_.-") for c in value)
+
+
+def _literal_value(match: re.Match[str]) -> bool:
+    raw = match.group("value")
+    if raw[0] in "\"'`":
+        inner = raw[1:-1]
+        return len(inner) >= 6 and not _is_placeholder(inner) and not _is_location(inner)
+    rest = match.string[match.end() : match.end() + 4].lstrip(" \t")
+    if rest[:1] in ("|", ",", "=", ")"):
+        return False  # `private_key: Ed25519PrivateKey | None`: a type annotation or parameter list
+    return _looks_like_password(raw)
+
+
+def _url_password(match: re.Match[str]) -> bool:
+    return not _is_placeholder(match.group("password"))
+
+
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{16}")
+
+
+def _key_body_follows(match: re.Match[str]) -> bool:
+    """A key header followed by key material; a header quoted in prose is not a key."""
+    return _KEY_BODY.search(match.string, match.end(), match.end() + 600) is not None
+
+
+def _has_digit(match: re.Match[str]) -> bool:
+    return any(c.isdigit() for c in match.group(0))
+
+
+def _mixed_case_and_digit(match: re.Match[str]) -> bool:
+    """Random tokens mix cases and digits; names like `sk-learn-model-selection` do not."""
+    body = match.group(0)[3:]
+    return any(c.isdigit() for c in body) and body != body.upper() and body != body.lower()
+
+
+def _mixed_case(match: re.Match[str]) -> bool:
+    token = match.group(0)[3:]
+    return token != token.upper() and token != token.lower()
+
+
+def _assignment(keys: str) -> re.Pattern[str]:
+    """A `key = value` pattern for code, YAML, JSON, .env and shell, for the given key words."""
+    return re.compile(
+        r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,60}?(?:" + keys + r")(?:[_.-]?(?:key|token))?"
+        r"[\"'`*\]]{0,3}[ \t]{0,10}(?:=>|:=|=(?!=)|:)[ \t*]{0,10}"
+        r"(?P<value>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|`[^`\n]{0,200}`|[^\s\"'`,;]{1,200})"
+    )
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One kind of secret. `hints` are lowercase substrings every match contains: a rule
+    whose hints are all absent skips its regex, which keeps ordinary notes cheap."""
+
+    kind: str
+    hints: tuple[str, ...]
+    pattern: re.Pattern[str]
+    accept: Callable[[re.Match[str]], bool] = _always
+
+
+_DB_SCHEMES = r"postgres(?:ql)?|mysql|mariadb|mssql|sqlserver|mongodb(?:\+srv)?|rediss?|amqps?"
+_URL_USERINFO = r"://(?P<user>[^\s:/@]{0,256}):(?P<password>[^\s:/@?#]{1,256})@"
+_GITHUB = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
+
+# Specific formats first: on one line, the earlier rule names the finding.
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "a private key block",
+        ("private key",),
+        re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+        _key_body_follows,
+    ),
+    _Rule("a PuTTY private key", ("putty-user-key-file",), re.compile(r"PuTTY-User-Key-File-[23]:")),
+    _Rule(
+        "an AWS access key id",
+        ("akia", "asia"),
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
+    _Rule(
+        "an AWS secret access key",
+        ("access",),
+        re.compile(
+            r"(?i:(?:aws[_.-]?)?secret[_.-]?access[_.-]?key)[\"']?[ \t]{0,10}(?:=>|:=|=|:)[ \t]{0,10}"
+            r"[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
+        ),
+    ),
+    _Rule(
+        "a GitHub token",
+        _GITHUB,
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])"
+        ),
+    ),
+    _Rule("a GitLab token", ("glpat-",), re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,255}")),
+    _Rule("a Slack token", ("xox",), re.compile(r"(?<![A-Za-z0-9_-])xox[bpar]-[A-Za-z0-9-]{10,255}"), _has_digit),
+    _Rule(
+        "a Slack webhook URL",
+        ("hooks.slack.com",),
+        re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9]{6,20}/[A-Za-z0-9]{6,20}/[A-Za-z0-9]{16,64}"),
+    ),
+    _Rule("a Stripe live key", ("_live_",), re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{20,255}")),
+    _Rule("an Anthropic API key", ("sk-ant-",), re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,255}")),
+    _Rule(
+        "an OpenAI API key",
+        ("sk-",),
+        re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,255}(?![A-Za-z0-9_-])"),
+        _mixed_case_and_digit,
+    ),
+    _Rule(
+        "a Google API key",
+        ("aiza",),
+        re.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+    ),
+    _Rule(
+        "a Google OAuth client secret",
+        ("gocspx-",),
+        re.compile(r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{20,64}"),
+    ),
+    _Rule("an npm token", ("npm_",), re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
+    _Rule("a PyPI token", ("pypi-age",), re.compile(r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{40,2000}")),
+    _Rule(
+        "a Hugging Face token",
+        ("hf_",),
+        re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9])"),
+        _mixed_case,
+    ),
+    _Rule(
+        "a Twilio API key",
+        ("twilio",),
+        re.compile(r"(?i:twilio)[^\n]{0,60}?(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+    ),
+    _Rule(
+        "a SendGrid API key",
+        ("sg.",),
+        re.compile(r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}(?![A-Za-z0-9_-])"),
+    ),
+    _Rule(
+        "a JSON Web Token",
+        ("eyj",),
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,4096}\.[A-Za-z0-9_-]{10,8192}\.[A-Za-z0-9_-]{10,4096}"),
+    ),
+    _Rule(
+        "an Azure account key",
+        ("accountkey=", "sharedaccesskey="),
+        re.compile(r"(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{40,128}"),
+    ),
+    _Rule(
+        "an HTTP authorization credential",
+        ("authorization",),
+        re.compile(
+            r"(?i:authorization)[\"']?[ \t]{0,10}[:=][ \t]{0,10}[\"']?(?i:bearer|basic|token)[ \t]{1,10}"
+            r"[A-Za-z0-9._~+/=-]{16,4096}"
+        ),
+        _has_digit,
+    ),
+    _Rule(
+        "a database URL with a password",
+        ("://",),
+        re.compile(r"(?<![A-Za-z0-9+.-])(?i:" + _DB_SCHEMES + r")(?:\+[A-Za-z0-9]{1,20})?" + _URL_USERINFO),
+        _url_password,
+    ),
+    _Rule(
+        "a URL with a password",
+        ("://",),
+        re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}" + _URL_USERINFO),
+        _url_password,
+    ),
+    _Rule("a password assignment", ("pass", "pwd"), _assignment(r"password|passwd|pwd"), _literal_value),
+    _Rule("an API key assignment", ("api",), _assignment(r"api[_.-]?key"), _literal_value),
+    _Rule("a token assignment", ("token",), _assignment(r"(?:access|auth|refresh)[_.-]?token"), _literal_value),
+    _Rule("a secret assignment", ("secret", "private"), _assignment(r"secret|private[_.-]?key"), _literal_value),
+    _Rule(
+        "a password assignment",
+        ("密码", "口令", "密钥", "私钥"),
+        re.compile(r"(?:密码|口令|密钥|私钥)[ \t]{0,4}[:：=][ \t]{0,4}(?P<value>[!-~]{6,128})"),
+        lambda match: _looks_like_password(match.group("value")),
+    ),
+)
+
+
+def _first_accepted(rule: _Rule, text: str) -> int | None:
+    for match in rule.pattern.finditer(text):
+        if rule.accept(match):
+            return match.start()
+    return None
+
+
+def find_secret(text: str) -> SecretFinding | None:
+    """The first thing in `text` that looks like a secret, or None.
+
+    "First" is by line; on one line the more specific rule wins, so that
+    `OPENAI_API_KEY=sk-...` is named an OpenAI key rather than an assignment.
+    """
+    lowered = text.lower()
+    best: tuple[int, int] | None = None  # (line, rule position)
+    for position, rule in enumerate(_RULES):
+        if not any(hint in lowered for hint in rule.hints):
+            continue
+        start = _first_accepted(rule, text)
+        if start is not None:
+            found = (text.count("\n", 0, start) + 1, position)
+            best = found if best is None else min(best, found)
+    if best is None:
+        return None
+    return SecretFinding(kind=_RULES[best[1]].kind, line=best[0])
