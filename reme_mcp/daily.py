@@ -7,7 +7,9 @@ Text a person wrote outside that block is kept byte for byte.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from datetime import date as Date
@@ -16,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from reme_mcp.documents import meta_text, split_front_matter
+from reme_mcp.documents import split_front_matter
 from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import DATE_RE, Workspace
+from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
 
 BLOCK_START = "<!-- notes:auto -->"
 BLOCK_END = "<!-- /notes:auto -->"
@@ -28,6 +30,8 @@ _DEVICE_NAMES = frozenset(
     {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 10)} | {f"LPT{i}" for i in range(1, 10)}
 )
 MAX_NAME_CHARS = 80
+# A note's front matter by path, with the change stamp it was parsed at (see read_day_notes).
+NoteMetaCache = dict[str, tuple[str, dict[str, Any]]]
 
 
 def parse_date(value: str, what: str = "date") -> str:
@@ -98,25 +102,19 @@ def render_note(meta: dict[str, Any], content: str) -> str:
     return f"---\n{front}---\n{content.rstrip()}\n"
 
 
-def _flat(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(_flat(v) for v in value)
-    return " ".join(str(value).split())
-
-
 def day_index_line(path: str, meta: dict[str, Any]) -> str:
-    """One note's line in the block: link, name, description, then its other keys."""
+    """One note's line in the block, exactly as ReMe renders it: link, name, description, other keys.
+
+    Values are written as ReMe writes them (`str(value)` with new lines as spaces), so
+    ReMe's refresh and ours produce the same bytes and never flip-flop the file.
+    """
+    keys = [k for k in ("name", "description") if k in meta]
+    keys += [k for k in meta if k not in _HIDDEN_KEYS]
     parts = [f"- [[{path}]]"]
-    for key in ("name", "description"):
-        value = meta_text(meta, key)
-        if value:
-            parts.append(f"{key}: {value}")
-    for key, value in meta.items():
-        if key in _HIDDEN_KEYS or value in (None, "", [], {}):
-            continue
-        flat = _flat(value)
-        if flat:
-            parts.append(f"{key}: {flat}")
+    for key in keys:
+        value = meta[key]
+        if value is not None and value != "":
+            parts.append(f"{key}: {str(value).replace(chr(10), ' ')}")
     return " ".join(parts)
 
 
@@ -126,8 +124,13 @@ class NoteInfo:
     meta: dict[str, Any]
 
 
-def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
-    """The notes of one day, read from the files themselves, sorted by file name."""
+def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> list[NoteInfo]:
+    """The notes of one day, read from the files themselves, sorted by file name.
+
+    With a `cache` (path -> (change stamp, front matter)), a note's front matter is
+    parsed again only when the file changed: refreshing the day index after each
+    `remember` then costs a stat per note, not a YAML parse per note.
+    """
     folder = ws.root / "daily" / day
     notes: list[NoteInfo] = []
     try:
@@ -135,41 +138,57 @@ def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
     except OSError:
         return notes
     for name in names:
-        file = folder / name
+        rel = f"daily/{day}/{name}"
         try:
-            with file.open("r", encoding="utf-8", errors="replace") as fh:
-                head = fh.read(64_000)
+            # O_NONBLOCK: a FIFO named like a note must not hang the reader; it is skipped below.
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             continue
-        if not file.is_file():
-            continue
-        meta, _ = split_front_matter(head)
-        notes.append(NoteInfo(f"daily/{day}/{name}", meta))
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as fh:
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                stamp = file_stamp(st)
+                cached = cache.get(rel) if cache is not None else None
+                if cached is not None and cached[0] == stamp:
+                    meta = cached[1]
+                else:
+                    meta, _ = split_front_matter(fh.read(64_000))
+                    if cache is not None:
+                        cache[rel] = (stamp, meta)
+            except OSError:
+                continue
+        notes.append(NoteInfo(rel, meta))
     return notes
 
 
 def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
-    """The day index with a fresh block; a person's text outside the block is kept as it was."""
+    """The day index with a fresh block, laid out as ReMe lays it out.
+
+    A person's text outside the block is kept as it was; the front matter keeps
+    its other keys (and a name someone set), with the description brought up to date.
+    """
     lines = [day_index_line(n.path, n.meta) for n in notes] or ["(none)"]
     block = "\n".join([BLOCK_START, *lines, BLOCK_END])
     description = f"{len(notes)} note(s) today." if notes else "No notes today."
     meta: dict[str, Any] = {"name": day, "description": description}
-    body = "\n"
+    body = f"\n{block}"
     if existing is not None:
         old_meta, body_start = split_front_matter(existing)
-        meta = {**old_meta, "name": day, "description": description}
-        body = "\n".join(existing.split("\n")[body_start:])
-    start, end = body.find(BLOCK_START), body.find(BLOCK_END)
-    if start != -1 and end > start:
-        body = body[:start] + block + body[end + len(BLOCK_END) :]
-    else:
-        separator = "" if not body.strip() else ("\n" if body.endswith("\n") else "\n\n")
-        body = (body if body.strip() else "") + separator + block + "\n"
-    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
-    return f"---\n{front}---\n{body}"
+        meta = {**old_meta, "name": old_meta.get("name") or day, "description": description}
+        old_body = "\n".join(existing.split("\n")[body_start:])
+        start, end = old_body.find(BLOCK_START), old_body.find(BLOCK_END, max(0, old_body.find(BLOCK_START)))
+        if start != -1 and end != -1:
+            body = old_body[:start] + block + old_body[end + len(BLOCK_END) :]
+        elif old_body.strip():
+            body = f"{old_body.rstrip()}\n\n{block}"
+    # ReMe writes front matter with PyYAML's safe dumper (sorted keys), a blank line, then the body.
+    front = yaml.safe_dump(meta, default_flow_style=False, allow_unicode=True).strip()
+    return f"---\n{front}\n---\n{body}"
 
 
-def refresh_day_index(ws: Workspace, day: str) -> Path:
+def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> Path:
     """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock."""
     target = ws.root / "daily" / f"{day}.md"
     try:
@@ -180,7 +199,7 @@ def refresh_day_index(ws: Workspace, day: str) -> Path:
         raise ReMeError(
             f"day index daily/{day}.md cannot be read ({exc.__class__.__name__}); fix or remove it"
         ) from exc
-    rendered = render_day_index(day, read_day_notes(ws, day), existing)
+    rendered = render_day_index(day, read_day_notes(ws, day, cache), existing)
     if rendered != existing:
         ws.write_atomic(target, rendered)
     return target

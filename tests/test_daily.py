@@ -45,8 +45,11 @@ def test_day_index_block_format() -> None:
     text = render_day_index("2026-11-28", notes, None)
     meta, _ = split_front_matter(text)
     assert meta == {"name": "2026-11-28", "description": "2 note(s) today."}
-    assert "- [[daily/2026-11-28/b.md]] name: b description: two lines tags: x\n" in text
+    assert "- [[daily/2026-11-28/b.md]] name: b description: two lines tags: ['x']\n" in text
     assert "- [[daily/2026-11-28/a.md]] name: a owner: me\n" in text
+    # ReMe's layout: sorted keys, a blank line after the front matter, no trailing new line.
+    assert text.startswith("---\ndescription: 2 note(s) today.\nname: '2026-11-28'\n---\n\n<!-- notes:auto -->\n")
+    assert text.endswith("<!-- /notes:auto -->")
     assert text.count("<!-- notes:auto -->") == 1
 
 
@@ -72,5 +75,5 @@ def test_refresh_keeps_person_text_byte_for_byte(tmp_path: Path) -> None:
 def test_missing_block_is_appended_after_body(tmp_path: Path) -> None:
     existing = "---\nname: '2026-11-28'\n---\nOnly my words."
     text = render_day_index("2026-11-28", [], existing)
-    assert text.endswith("Only my words.\n\n<!-- notes:auto -->\n(none)\n<!-- /notes:auto -->\n")
+    assert text.endswith("Only my words.\n\n<!-- notes:auto -->\n(none)\n<!-- /notes:auto -->")
     assert "description: No notes today." in text

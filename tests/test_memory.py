@@ -267,7 +267,7 @@ def test_remember_writes_a_reme_note_and_day_index_searchable_at_once(empty_memo
     assert meta["name"] == Path(result.path).stem and meta["description"] == "测试口令"
     assert meta["tags"] == ["project"]
     index = (empty_memory.ws.root / "daily/2026-11-28.md").read_text(encoding="utf-8")
-    assert f"- [[{result.path}]] name: {meta['name']} description: 测试口令 tags: project" in index
+    assert f"- [[{result.path}]] name: {meta['name']} description: 测试口令 tags: ['project']" in index
     hits = empty_memory.search("这个项目的测试口令是什么？").results
     assert hits and hits[0].path == result.path
     assert "蓝鲸-731" in empty_memory.read(hits[0].path).content
