@@ -108,7 +108,7 @@ def day_index_line(path: str, meta: dict[str, Any]) -> str:
     Values are written as ReMe writes them (`str(value)` with new lines as spaces), so
     ReMe's refresh and ours produce the same bytes and never flip-flop the file.
     """
-    keys = [k for k in ("name", "description") if k in meta]
+    keys: list[str] = [k for k in ("name", "description") if k in meta]
     keys += [k for k in meta if k not in _HIDDEN_KEYS]
     parts = [f"- [[{path}]]"]
     for key in keys:
