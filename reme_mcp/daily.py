@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from reme_mcp.documents import split_front_matter
-from reme_mcp.errors import ReMeError
+from reme_mcp.errors import ReMeError, shown
 from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
 
 BLOCK_START = "<!-- notes:auto -->"
@@ -37,11 +37,11 @@ NoteMetaCache = dict[str, tuple[str, dict[str, Any]]]
 def parse_date(value: str, what: str = "date") -> str:
     """A YYYY-MM-DD string that names a real day."""
     if not isinstance(value, str) or not DATE_RE.match(value):
-        raise ReMeError(f"{what} {value!r} is not a date: use YYYY-MM-DD, such as 2026-11-28")
+        raise ReMeError(f"{what} {shown(value)} is not a date: use YYYY-MM-DD, such as 2026-11-28")
     try:
         Date.fromisoformat(value)
     except ValueError as exc:
-        raise ReMeError(f"{what} {value!r} is not a real day: use YYYY-MM-DD, such as 2026-11-28") from exc
+        raise ReMeError(f"{what} {shown(value)} is not a real day: use YYYY-MM-DD, such as 2026-11-28") from exc
     return value
 
 
@@ -65,7 +65,7 @@ def check_note_name(name: str) -> str:
     elif len(name) > MAX_NAME_CHARS:
         problem = f"it is longer than {MAX_NAME_CHARS} characters"
     if problem:
-        raise ReMeError(f"note name {name!r} is not accepted: {problem}; use a short name such as go-backend")
+        raise ReMeError(f"note name {shown(name)} is not accepted: {problem}; use a short name such as go-backend")
     return name
 
 
@@ -134,7 +134,8 @@ def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) 
     folder = ws.root / "daily" / day
     notes: list[NoteInfo] = []
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.suffix == ".md" and not p.name.startswith("."))
+        # Every *.md, dot-files too, as ReMe lists them (our temp files end in .tmp-<hex>, not .md).
+        names = sorted(p.name for p in folder.iterdir() if p.suffix == ".md")
     except OSError:
         return notes
     for name in names:
@@ -144,11 +145,15 @@ def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) 
             fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             continue
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: not a note
+            os.close(fd)
+            continue
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as fh:
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    continue
                 stamp = file_stamp(st)
                 cached = cache.get(rel) if cache is not None else None
                 if cached is not None and cached[0] == stamp:

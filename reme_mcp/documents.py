@@ -60,7 +60,7 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple | set):
         return [json_safe(v) for v in value]
     if isinstance(value, datetime | date):
-        return value.isoformat()
+        return str(value)  # as ReMe renders it: "2026-11-28 10:00:00", not ISO's "T"
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
@@ -79,7 +79,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], int]:
         return {}, 0
     for i in range(1, len(lines)):
         if lines[i].rstrip() in ("---", "..."):
-            block = "\n".join(lines[1:i])
+            block = "\n".join(lines[1:i]) + "\n"  # a block scalar keeps its last line break, as in ReMe
             if len(block) > MAX_FRONT_MATTER_CHARS:
                 return {}, i + 1
             try:

@@ -10,3 +10,9 @@ class ReMeError(ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as an error message may quote it: repr, cut short, so a huge argument is not echoed back."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
