@@ -23,10 +23,10 @@ from typing import Any
 from whoosh import index as whoosh_index
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
-from whoosh.query import And, Or, Prefix, Query, Term, TermRange
-from whoosh.scoring import BM25F
+from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
 
+from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.daily import BLOCK_END, BLOCK_START
 from reme_mcp.documents import Document, meta_text, parse_document
@@ -42,11 +42,10 @@ from reme_mcp.workspace import (
 
 log = logging.getLogger("reme_mcp.index")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_RECORD = "__file__"
 MAX_QUERY_TOKENS = 64
-# Field weights: a note's name and description say what it is about.
-FIELD_BOOSTS = {"content": 1.0, "name": 2.0, "description": 1.5, "speaker": 0.5}
+FIELD_BOOSTS = ranking.FIELD_BOOSTS
 _CORRUPTION = (
     OSError,
     EOFError,
@@ -73,6 +72,10 @@ def build_schema() -> Schema:
         speaker=TEXT(analyzer=analyzer, stored=True),
         time=STORED,
         content=TEXT(analyzer=analyzer, stored=True),
+        # A dialog message's neighbours, searched with it (ranking.context_texts).
+        context=TEXT(analyzer=analyzer),
+        # The chunk's date in words (ranking.date_words), for questions like "in May 2023".
+        when=TEXT(analyzer=analyzer),
         # The per-file record.
         stamp=STORED,
         body_hash=ID(stored=True),
@@ -152,7 +155,8 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
         "file_description": description,
     }
     folder_date = path_date(path)
-    for chunk in doc.chunks:
+    contexts = ranking.context_texts(doc.chunks, kind)
+    for chunk, context in zip(doc.chunks, contexts, strict=True):
         yield {
             "chunk_id": f"{path}#{chunk.start_line}",
             "path": path,
@@ -165,6 +169,8 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
             "speaker": chunk.speaker,
             "time": chunk.time,
             "content": chunk.text,
+            "context": context,
+            "when": ranking.date_words(folder_date or chunk.date or ""),
         }
 
 
@@ -245,7 +251,7 @@ class MemoryIndex:
             # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
             if self._searcher is not None:
                 self._searcher.close()
-            self._searcher = ix.searcher(weighting=BM25F())
+            self._searcher = ix.searcher(weighting=ranking.weighting())
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
@@ -348,7 +354,6 @@ class MemoryIndex:
         tokens = self.query_tokens(text)
         if not tokens:
             return [], 0
-        query = Or([Term(field, token, boost=boost) for token in tokens for field, boost in FIELD_BOOSTS.items()])
         filters: list[Query] = []
         if start_date or end_date:
             filters.append(TermRange("date", start_date or "0000-00-00", end_date or "9999-99-99"))
@@ -356,6 +361,7 @@ class MemoryIndex:
             filters.append(Prefix("path", path_prefix))
         with self._lock:
             searcher = self._current_searcher()
+            query = ranking.build_query(tokens, searcher)
             results = searcher.search(query, limit=limit + 10, filter=And(filters) if filters else None, terms=False)
             total = results.estimated_length()
             hits: list[ChunkHit] = []
@@ -375,9 +381,7 @@ class MemoryIndex:
                         content=fields.get("content") or "",
                     )
                 )
-                if len(hits) >= limit:
-                    break
-        return hits, total
+        return ranking.diversify(hits, limit), total
 
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""
