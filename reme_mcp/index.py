@@ -25,6 +25,7 @@ from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
+from whoosh.writing import MERGE_SMALL
 
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
@@ -45,6 +46,7 @@ log = logging.getLogger("reme_mcp.index")
 SCHEMA_VERSION = 2
 FILE_RECORD = "__file__"
 MAX_QUERY_TOKENS = 64
+MAX_SEGMENTS = 8  # small segments left unmerged after incremental commits
 FIELD_BOOSTS = ranking.FIELD_BOOSTS
 _CORRUPTION = (
     OSError,
@@ -174,6 +176,25 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
         }
 
 
+def _file_record(fields: dict[str, Any]) -> FileRecord:
+    links = tuple(x for x in str(fields.get("links") or "").split("\n") if x)
+    return FileRecord(
+        fields["path"],
+        fields.get("stamp", ""),
+        fields.get("file_name") or "",
+        fields.get("file_description") or "",
+        links,
+    )
+
+
+def _merge_when_many(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge small segments only once they pile up: merging on every small commit
+    cost more than the sync it belonged to, and a few extra segments cost a search little."""
+    if len(segments) < MAX_SEGMENTS:
+        return segments
+    return list(MERGE_SMALL(writer, segments))
+
+
 class MemoryIndex:
     """The workspace's Whoosh index, shared safely by threads of this process and by other processes."""
 
@@ -259,16 +280,7 @@ class MemoryIndex:
         searcher = self._current_searcher()
         generation = searcher.reader().generation()
         if generation != self._records_generation:
-            records: dict[str, FileRecord] = {}
-            for fields in searcher.documents(kind=FILE_RECORD):
-                links = tuple(x for x in str(fields.get("links") or "").split("\n") if x)
-                records[fields["path"]] = FileRecord(
-                    fields["path"],
-                    fields.get("stamp", ""),
-                    fields.get("file_name") or "",
-                    fields.get("file_description") or "",
-                    links,
-                )
+            records = {fields["path"]: _file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
             self._records, self._records_generation = records, generation
         return self._records
 
@@ -321,15 +333,29 @@ class MemoryIndex:
         with self._lock, contextlib.nullcontext() if locked else self.ws.lock("index"):
             ix = self._open()
             writer = ix.writer(timeout=60.0)
+            written: dict[str, FileRecord | None] = {}
             try:
                 for path in paths:
                     writer.delete_by_term("path", path)
+                    written[path] = None
                     for doc in file_documents(self.ws, path):
                         writer.add_document(**doc)
-                writer.commit()
+                        if doc["kind"] == FILE_RECORD:
+                            written[path] = _file_record(doc)
+                writer.commit(mergetype=_merge_when_many)
             except BaseException:
                 writer.cancel()
                 raise
+            # Patch the records rather than re-reading every file's record (the cost of a
+            # sync grew with the workspace), but only if no other commit came between.
+            if self._records_generation == writer.generation - 1:
+                records = dict(self._records)  # a new dict: callers may hold the old one
+                for path, record in written.items():
+                    if record is None:
+                        records.pop(path, None)
+                    else:
+                        records[path] = record
+                self._records, self._records_generation = records, writer.generation
 
     # ---- queries -----------------------------------------------------------------------------
 

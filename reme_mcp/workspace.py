@@ -145,44 +145,55 @@ class Workspace:
     # ---- the walk ----------------------------------------------------------------------------
 
     def walk(self, folder: Path | None = None) -> Iterator[FileEntry]:
-        """Every memory file under `folder`: private folders, dot-files and symlinks that leave are skipped."""
+        """Every memory file under `folder`: private folders, dot-files and symlinks that leave are skipped.
+
+        Runs before searches, so the per-file work is kept to one stat and a few string operations.
+        """
         start = folder or self.root
         if not start.is_dir():
             return
-        stack = [start]
+        root = str(self.root)
+        cut = len(root) + 1
+        slash = os.sep != "/"
+        stack = [str(start)]
         seen: set[tuple[int, int]] = set()
         while stack:
             current = stack.pop()
             try:
-                st = current.stat()
+                st = os.stat(current)
                 if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
                 seen.add((st.st_dev, st.st_ino))
                 entries = list(os.scandir(current))
             except OSError:
                 continue
+            at_root = current == root
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
-                    continue
-                if current == self.root and name in PRIVATE_DIRS:
+                if name[0] == "." or (at_root and name in PRIVATE_DIRS):
                     continue
                 try:
-                    if entry.is_symlink():
-                        real = Path(entry.path).resolve()
-                        if not real.is_relative_to(self.root) or (
-                            real.relative_to(self.root).parts[:1]
-                            and real.relative_to(self.root).parts[0] in PRIVATE_DIRS
-                        ):
-                            continue
+                    if entry.is_symlink() and not self._link_stays_inside(entry.path):
+                        continue
                     if entry.is_dir():
-                        stack.append(Path(entry.path))
+                        stack.append(entry.path)
                     elif entry.is_file():
                         est = entry.stat()
-                        rel = entry.path[len(str(self.root)) + 1 :].replace(os.sep, "/")
-                        yield FileEntry(rel, file_stamp(est), est.st_size)
+                        rel = entry.path[cut:]
+                        yield FileEntry(
+                            rel.replace(os.sep, "/") if slash else rel,
+                            f"{est.st_mtime_ns}:{est.st_size}:{est.st_ino}",  # file_stamp, inlined
+                            est.st_size,
+                        )
                 except (OSError, RuntimeError):
                     continue
+
+    def _link_stays_inside(self, path: str) -> bool:
+        real = Path(path).resolve()
+        if not real.is_relative_to(self.root):
+            return False
+        parts = real.relative_to(self.root).parts
+        return not (parts and parts[0] in PRIVATE_DIRS)
 
     # ---- safe writes -------------------------------------------------------------------------
 
