@@ -358,7 +358,7 @@ def measure_size(label: str, target: int, base: Path, quick: bool, build: bool =
         return _measure_built(label, ws_root, base, quick, out, None)
 
     # Full build: the plain single-writer baseline, then reme-mcp's rebuild, alternating.
-    build_trials = 1 if target >= 10_000 else (2 if quick else 3)
+    build_trials = 1 if quick or target >= 10_000 else 3
     plain, ours = [], []
     chunks = 0
     for trial in range(build_trials):
@@ -440,7 +440,8 @@ def _measure_rest(label: str, ws_root: Path, base: Path, quick: bool, out: dict[
         scans.append(seconds)
     sync["scan_unchanged"] = stats(scans)
     trials = 3 if quick else 7
-    for touched in (0, 1, 10, 100):
+    touch_counts = (1, 10) if quick else (1, 10, 100)  # --quick must stay well under a minute
+    for touched in (0, *touch_counts):
         samples = []
         for _ in range(trials):
             for note in rng.sample(notes, min(touched, len(notes))):
@@ -449,14 +450,15 @@ def _measure_rest(label: str, ws_root: Path, base: Path, quick: bool, out: dict[
             seconds, _ = timed(lambda: memory.search("deploy"))
             samples.append(seconds)
         sync[f"touched_{touched}"] = stats(samples)
-    for touched in (1, 10, 100):
+    for touched in touch_counts:
         sync[f"added_{touched}_ms"] = sync[f"touched_{touched}"]["p50_ms"] - sync["touched_0"]["p50_ms"]
     out["sync"] = sync
     print(f"[{label}] sync {sync}", file=sys.stderr)
 
     # Cold start with an up-to-date index, and the server's peak RSS.
     memory.index.sync(force=True)
-    starts = [asyncio.run(cold_start_once(ws_root, "deploy", queries[:30])) for _ in range(3 if quick else 5)]
+    warm = queries[: 5 if quick else 30]
+    starts = [asyncio.run(cold_start_once(ws_root, "deploy", warm)) for _ in range(3 if quick else 5)]
     out["cold_start"] = {
         "tools_list": stats([s["ready"] for s in starts]),
         "first_search": stats([s["first_search"] for s in starts]),
@@ -492,7 +494,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
     row("search p95 ratio reme / FTS5", lambda r: f"{r['search']['p95_ratio']:.2f}x")
     row("sync: scan, nothing changed p50", lambda r: f"{r['sync']['scan_unchanged']['p50_ms']:.1f} ms")
     for n in (1, 10, 100):
-        row(f"sync: +{n} touched file(s), added p50", lambda r, n=n: f"{r['sync'][f'added_{n}_ms']:.1f} ms")
+        row(f"sync: +{n} touched file(s), added p50", lambda r, n=n: _added(r, n))
     row("full build (reme-mcp) chunks/s", lambda r: _build(r, "reme_chunks_per_s", "{:.0f}"))
     row("full build (plain Whoosh) chunks/s", lambda r: _build(r, "plain_whoosh_chunks_per_s", "{:.0f}"))
     row("full build speed-up", lambda r: _build(r, "speedup", "{:.2f}x"))
@@ -502,6 +504,11 @@ def render_table(results: list[dict[str, Any]]) -> str:
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _added(r: dict[str, Any], n: int) -> str:
+    value = r["sync"].get(f"added_{n}_ms")
+    return "(not run)" if value is None else f"{value:.1f} ms"
 
 
 def _build(r: dict[str, Any], key: str, fmt: str) -> str:
