@@ -239,7 +239,11 @@ class MemoryIndex:
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
             self._reset()
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
-            shutil.rmtree(staging, ignore_errors=True)
+            # Under the index lock no other build runs: any staging or old folder is what a
+            # killed build left behind (each as big as the index), so clear them all.
+            for leftover in self.directory.parent.glob(f".{self.directory.name}.*"):
+                if ".building-" in leftover.name or ".old-" in leftover.name:
+                    shutil.rmtree(leftover, ignore_errors=True)
             staging.mkdir(parents=True)
             ix = whoosh_index.create_in(str(staging), build_schema())
             entries = list(self.ws.walk())
@@ -295,7 +299,8 @@ class MemoryIndex:
         with self._lock:
             started = time.monotonic()
             wait = min(self.max_scan_interval, 5 * self._last_scan_cost)
-            if not force and started - self._last_scan_end < wait:
+            # Never throttle past a vanished index (someone cleared metadata/): rebuild it now.
+            if not force and started - self._last_scan_end < wait and whoosh_index.exists_in(str(self.directory)):
                 return 0
             try:
                 changed = self._sync_once()
@@ -325,7 +330,7 @@ class MemoryIndex:
         stale = self._stale(files, records)
         if not stale:
             return 0
-        self.write_files(stale, locked=True)
+        self._write_spooled(stale)  # with the notes writers are waiting to index: one commit for all
         return len(stale)
 
     def write_files(self, paths: Iterable[str], locked: bool = False) -> None:
@@ -356,6 +361,40 @@ class MemoryIndex:
                     else:
                         records[path] = record
                 self._records, self._records_generation = records, writer.generation
+
+    def write_files_shared(self, paths: Iterable[str]) -> None:
+        """Index these files before returning, sharing one commit with writers waiting alongside.
+
+        Each writer leaves its paths in a spool folder, then takes the index lock; whoever
+        holds it indexes everything spooled in one commit. N writers at once need far fewer
+        than N commits (a commit is the slow part), and a spool entry left by a writer that
+        died is picked up by the next one.
+        """
+        spool = self.ws.state_dir / "pending"
+        spool.mkdir(parents=True, exist_ok=True)
+        name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        tmp = spool / f".{name}"
+        tmp.write_text("\n".join(paths), encoding="utf-8")
+        os.replace(tmp, spool / name)  # readers never see a half-written entry
+        with self._lock, self.ws.lock("index"):
+            if (spool / name).exists():  # else another writer's commit included these files
+                self._write_spooled([])
+
+    def _write_spooled(self, paths: Iterable[str]) -> None:
+        """One commit for `paths` and everything spooled by writers. Call under the index lock."""
+        spool = self.ws.state_dir / "pending"
+        try:
+            entries = [e.path for e in os.scandir(spool) if not e.name.startswith(".")]
+        except OSError:
+            entries = []
+        todo = dict.fromkeys(paths)
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                todo.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
+        self.write_files(todo, locked=True)
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                os.unlink(entry)
 
     # ---- queries -----------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Literal
 from reme_mcp import boundary
 from reme_mcp.config import Settings
 from reme_mcp.daily import (
+    NoteMetaCache,
     check_note_name,
     derive_description,
     derive_name,
@@ -39,10 +40,11 @@ from reme_mcp.models import (
     TraverseResult,
 )
 from reme_mcp.secrets import find_secret
-from reme_mcp.workspace import PRIVATE_DIRS, Workspace, is_text_file
+from reme_mcp.workspace import MAX_INDEXED_BYTES, PRIVATE_DIRS, Workspace, is_text_file
 
 MAX_QUERY_CHARS = 10_000
 MAX_READ_CHARS = 12_000
+MAX_READ_BYTES = MAX_INDEXED_BYTES  # read holds the whole file in memory: a 100 MB log must not
 MAX_FOLDER_ENTRIES = 200
 MAX_NODES = 500
 Direction = Literal["forward", "backward", "both"]
@@ -55,6 +57,7 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
+        self._note_meta: NoteMetaCache = {}
 
     # ---- search ------------------------------------------------------------------------------
 
@@ -131,6 +134,12 @@ class Memory:
         if end_line is not None and end_line < (start_line or 1):
             raise ReMeError(f"end_line {end_line} is before start_line {start_line or 1}: give end_line >= start_line")
         try:
+            size = full.stat().st_size
+            if size > MAX_READ_BYTES:
+                raise ReMeError(
+                    f"{rel} is {size // (1024 * 1024)} MB: files over {MAX_READ_BYTES // (1024 * 1024)} MB are not read; "
+                    "split it into smaller files to make it readable"
+                )
             raw = full.read_bytes()
         except OSError as exc:
             raise ReMeError(f"{rel} cannot be read ({exc.strerror or exc.__class__.__name__})") from exc
@@ -317,7 +326,7 @@ class Memory:
                     description=boundary.escape(meta_text(n.meta, "description")) or None,
                     session_id=meta_text(n.meta, "session_id") or None,
                 )
-                for n in read_day_notes(self.ws, day)
+                for n in read_day_notes(self.ws, day, self._note_meta)
             ]
             if notes or date is not None:
                 out.append(Day(date=day, notes=notes))
@@ -363,26 +372,34 @@ class Memory:
             raise ReMeError("request_id must be 1 to 200 characters: use a UUID or any unique string")
         digest = body_hash(content)
         folder = self.ws.root / "daily" / day
+        # Catch up with files others wrote (ReMe, a person, a writer that died before indexing)
+        # before taking the write lock, and index the new note after releasing it: the lock
+        # covers only the duplicate checks and the file writes, so concurrent writers queue
+        # for milliseconds, and their index commits are shared (index.write_files_shared).
+        # Inside the lock, notes of reme-mcp writers whose commit is still pending are found
+        # by their body records.
+        self.index.sync()
         with self.ws.lock("write"):
             previous = self._request_path(request_id) if request_id else None
             if previous is None:
-                self.index.sync(force=True)
-                previous = self.index.find_body(digest)
+                previous = self._body_path(digest) or self.index.find_body(digest)
             if previous is not None:
                 self._record_request(request_id, previous)
                 prev_day = previous.split("/")[1] if previous.startswith("daily/") else day
                 return RememberResult(
                     path=previous, created=False, duplicate_of=previous, day_index=f"daily/{prev_day}.md"
                 )
-            self.ws.remove_stale_temp_files(folder)
+            self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
+            self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
             meta: dict[str, object] = {"name": stem, "description": summary}
             if clean_tags:
                 meta["tags"] = clean_tags
             target = self._write_unique(folder, stem, meta, content)
             rel = self.ws.relative(target)
-            day_index = refresh_day_index(self.ws, day)
-            self.index.write_files([rel, self.ws.relative(day_index)])
+            day_index = refresh_day_index(self.ws, day, self._note_meta)
             self._record_request(request_id, rel)
+            self._record_body(digest, rel)
+        self.index.write_files_shared([rel, self.ws.relative(day_index)])
         return RememberResult(path=rel, created=True, duplicate_of=None, day_index=self.ws.relative(day_index))
 
     def _write_unique(self, folder: Path, stem: str, meta: dict[str, object], content: str) -> Path:
@@ -398,6 +415,25 @@ class Memory:
                 continue
             return target
         raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")
+
+    def _body_file(self, digest: str) -> Path:
+        return self.ws.state_dir / "bodies" / f"{digest[:40]}.json"
+
+    def _body_path(self, digest: str) -> str | None:
+        """The note stored with this body, if it still exists and still holds it."""
+        try:
+            stored = json.loads(self._body_file(digest).read_text(encoding="utf-8"))
+            path = stored.get("path") if isinstance(stored, dict) else None
+            if not isinstance(path, str):
+                return None
+            text = (self.ws.root / path).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return None
+        _, body_start = split_front_matter(text)
+        return path if body_hash("\n".join(text.split("\n")[body_start:])) == digest else None
+
+    def _record_body(self, digest: str, path: str) -> None:
+        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}))
 
     def _request_file(self, request_id: str) -> Path:
         key = hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:40]

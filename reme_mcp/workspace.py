@@ -30,7 +30,10 @@ TEXT_SUFFIXES = frozenset(
 )
 MAX_INDEXED_BYTES = 8 * 1024 * 1024
 MAX_PATH_CHARS = 1024
+MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
 LOCK_TIMEOUT = 120.0
+# filelock polls; its default 50 ms leaves the lock idle between waiters, which serialises badly.
+LOCK_POLL = 0.002
 _TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -117,6 +120,9 @@ class Workspace:
             raise ReMeError("path is empty: give a workspace-relative path such as daily/2026-11-28/a.md")
         if len(raw) > MAX_PATH_CHARS:
             raise ReMeError(f"path is {len(raw)} characters long: at most {MAX_PATH_CHARS} are accepted")
+        if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in raw.split("/")):
+            # The OS would refuse it later with ENAMETOOLONG; say so plainly instead.
+            raise ReMeError(f"a part of the path is longer than {MAX_NAME_BYTES} bytes: no file has such a name")
         if "\0" in raw or any(ord(ch) < 32 for ch in raw):
             raise ReMeError("path contains control characters: use a plain workspace-relative path")
         if "\\" in raw or _DRIVE_RE.match(raw) or raw.startswith(("/", "~")):
@@ -243,7 +249,7 @@ class Workspace:
         folder.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(folder / f"{name}.lock"))
         try:
-            lock.acquire(timeout=timeout)
+            lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
         except Timeout as exc:
             raise ReMeError(f"the workspace is busy ({name} lock held for over {timeout:.0f} s): try again") from exc
         try:
