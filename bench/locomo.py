@@ -69,7 +69,8 @@ class Outcome:
     all5: bool
     all10: bool
     session5: bool
-    ms: float
+    ms: float  # wall clock
+    cpu_ms: float  # this thread's CPU time: steadier than wall clock on a shared machine
 
 
 @dataclass
@@ -179,7 +180,7 @@ def reme_searcher(root: Path) -> Callable[[str], Ranked]:
     return search
 
 
-def judge(question: Question, ranked: Ranked, ms: float) -> Outcome:
+def judge(question: Question, ranked: Ranked, ms: float, cpu_ms: float) -> Outcome:
     def covered(k: int) -> set[Location]:
         return {(p, ln) for p, ln in question.evidence for rp, s, e in ranked[:k] if rp == p and s <= ln <= e}
 
@@ -196,15 +197,16 @@ def judge(question: Question, ranked: Ranked, ms: float) -> Outcome:
         all10=covered(10) == question.evidence,
         session5=any(p in evidence_sessions for p in sessions),
         ms=ms,
+        cpu_ms=cpu_ms,
     )
 
 
 def run(search: Callable[[str], Ranked], questions: Iterable[Question], totals: Totals) -> None:
     for question in questions:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         ranked = search(question.text)
-        ms = (time.perf_counter() - started) * 1000
-        totals.outcomes.append(judge(question, ranked, ms))
+        ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.thread_time() - cpu) * 1000
+        totals.outcomes.append(judge(question, ranked, ms, cpu_ms))
 
 
 def summarise(outcomes: list[Outcome]) -> dict[str, float]:
@@ -212,6 +214,7 @@ def summarise(outcomes: list[Outcome]) -> dict[str, float]:
     if not n:
         return {"n": 0}
     times = sorted(o.ms for o in outcomes)
+    cpu = sorted(o.cpu_ms for o in outcomes)
 
     def share(flags: Iterable[bool]) -> float:
         return round(100 * sum(flags) / n, 1)
@@ -226,6 +229,7 @@ def summarise(outcomes: list[Outcome]) -> dict[str, float]:
         "session@5": share(o.session5 for o in outcomes),
         "p50_ms": round(statistics.median(times), 2),
         "p95_ms": round(times[min(n - 1, int(0.95 * n))], 2),
+        "p95_cpu_ms": round(cpu[min(n - 1, int(0.95 * n))], 2),
     }
 
 
@@ -239,13 +243,13 @@ def report(methods: dict[str, Totals]) -> dict[str, dict[str, dict[str, float]]]
 
 
 def render(table: dict[str, dict[str, dict[str, float]]]) -> str:
-    columns = ["n", "any@5", "all@5", "any@10", "all@10", "mrr", "session@5", "p50_ms", "p95_ms"]
-    head = f"{'scope':<15} {'method':<9}" + "".join(f"{c:>10}" for c in columns)
+    columns = ["n", "any@5", "all@5", "any@10", "all@10", "mrr", "session@5", "p50_ms", "p95_ms", "p95_cpu_ms"]
+    head = f"{'scope':<15} {'method':<9}" + "".join(f"{c:>11}" for c in columns)
     rows = [head, "-" * len(head)]
     scopes = next(iter(table.values())).keys()
     for scope in scopes:
         for method, by_scope in table.items():
-            cells = "".join(f"{by_scope[scope].get(c, 0):>10}" for c in columns)
+            cells = "".join(f"{by_scope[scope].get(c, 0):>11}" for c in columns)
             rows.append(f"{scope:<15} {method:<9}{cells}")
     return "\n".join(rows)
 

@@ -44,7 +44,7 @@ from reme_mcp.workspace import (
 
 log = logging.getLogger("reme_mcp.index")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FILE_RECORD = "__file__"
 MAX_QUERY_TOKENS = 64
 MAX_SEGMENTS = 8  # small segments left unmerged after incremental commits
@@ -75,8 +75,8 @@ def build_schema() -> Schema:
         speaker=TEXT(analyzer=analyzer, stored=True),
         time=STORED,
         content=TEXT(analyzer=analyzer, stored=True),
-        # A dialog message's neighbours, searched with it (ranking.context_texts).
-        context=TEXT(analyzer=analyzer),
+        # A dialog message's neighbours' terms, already analysed (ranking.context_texts).
+        context=TEXT(analyzer=RegexTokenizer(r"\S+"), phrase=False),
         # The chunk's date in words (ranking.date_words), for questions like "in May 2023".
         when=TEXT(analyzer=analyzer),
         # The per-file record.
@@ -434,7 +434,13 @@ class MemoryIndex:
         with self._lock:
             searcher = self._current_searcher()
             query = ranking.build_query(tokens, searcher)
-            results = searcher.search(query, limit=limit + 10, filter=And(filters) if filters else None, terms=False)
+            results = searcher.search(
+                query,
+                limit=limit + 10,
+                filter=And(filters) if filters else None,
+                terms=False,
+                optimize=ranking.skip_blocks(searcher),
+            )
             total = results.estimated_length()
             hits: list[ChunkHit] = []
             for hit in results:
