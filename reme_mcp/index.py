@@ -31,7 +31,7 @@ from whoosh.writing import MERGE_SMALL
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.documents import Document, meta_text, parse_document
+from reme_mcp.documents import Document, meta_text, parse_document, wikilinks
 from reme_mcp.workspace import (
     MAX_INDEXED_BYTES,
     FileEntry,
@@ -48,6 +48,7 @@ SCHEMA_VERSION = 3
 FILE_RECORD = "__file__"
 MAX_QUERY_TOKENS = 64
 MAX_SEGMENTS = 8  # small segments left unmerged after incremental commits
+MIN_THROTTLED_SCAN = 0.010  # seconds
 FIELD_BOOSTS = ranking.FIELD_BOOSTS
 _CORRUPTION = (
     OSError,
@@ -143,9 +144,11 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
         return
     kind = file_kind(path)
     text = raw.decode("utf-8", errors="replace")
+    doc = parse_document(path, _hide_day_index_block(text) if kind == "day_index" else text)
     if kind == "day_index":
-        text = _hide_day_index_block(text)
-    doc = parse_document(path, text) if indexable else Document(meta={}, chunks=[])
+        doc.links = wikilinks(text)  # the block's links are real edges, even if its text is not searched
+    if not indexable:
+        doc = Document(meta={}, chunks=[])
     name, description = meta_text(doc.meta, "name"), meta_text(doc.meta, "description")
     yield {
         "chunk_id": f"F:{path}",
@@ -216,6 +219,7 @@ class MemoryIndex:
         self._records_generation = -2
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
+        self._builds = 0
 
     # ---- opening and rebuilding --------------------------------------------------------------
 
@@ -245,6 +249,7 @@ class MemoryIndex:
             if reason != "asked to":
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
             self._reset()
+            self._builds += 1
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
             # Under the index lock no other build runs: any staging or old folder is what a
             # killed build left behind (each as big as the index), so clear them all.
@@ -300,12 +305,15 @@ class MemoryIndex:
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped.
 
-        Throttled by its own cost: a scan runs at most every 5x its last duration
-        (capped by max_scan_interval), so a burst of searches does not rescan each time.
+        Throttled by its own cost: a scan that costs over 10 ms runs at most every 5x
+        its duration (capped by max_scan_interval), so a burst of searches over a large
+        workspace does not rescan each time; a cheap scan always runs, so a small
+        workspace reflects an edit in the very next search.
         """
         with self._lock:
             started = time.monotonic()
-            wait = min(self.max_scan_interval, 5 * self._last_scan_cost)
+            cost, builds = self._last_scan_cost, self._builds
+            wait = min(self.max_scan_interval, 5 * cost) if cost >= MIN_THROTTLED_SCAN else 0.0
             # Never throttle past a vanished index (someone cleared metadata/): rebuild it now.
             if not force and started - self._last_scan_end < wait and whoosh_index.exists_in(str(self.directory)):
                 return 0
@@ -316,7 +324,8 @@ class MemoryIndex:
                 self.rebuild(reason=f"the index is unreadable ({exc.__class__.__name__}: {exc})")
                 changed = self._sync_once()
             self._last_scan_end = time.monotonic()
-            self._last_scan_cost = self._last_scan_end - started
+            if not changed and builds == self._builds:  # the cost of a pure scan, not of indexing
+                self._last_scan_cost = self._last_scan_end - started
             return changed
 
     def _sync_once(self) -> int:
