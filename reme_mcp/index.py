@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from whoosh import index as whoosh_index
 from whoosh.analysis import RegexTokenizer
@@ -205,6 +205,26 @@ def _merge_when_many(writer: Any, segments: list[Any]) -> list[Any]:
     return list(MERGE_SMALL(writer, segments))
 
 
+T = TypeVar("T")
+
+
+def _through_commits(step: Callable[[], T], attempts: int = 10) -> T:
+    """Run an index read that another process's commit can race.
+
+    A commit deletes the generation it replaces, so a reader that listed the
+    folder just before may find its table of contents gone. That is no
+    corruption: the next attempt opens the new generation.
+    """
+    for attempt in range(attempts):
+        try:
+            return step()
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.002 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 class MemoryIndex:
     """The workspace's Whoosh index, shared safely by threads of this process and by other processes."""
 
@@ -228,7 +248,7 @@ class MemoryIndex:
             if not whoosh_index.exists_in(str(self.directory)):
                 self.rebuild(reason="no index yet")
             try:
-                self._ix = _open_index(self.directory)
+                self._ix = _through_commits(lambda: _open_index(self.directory))
             except _CORRUPTION as exc:
                 self._ix = None
                 self.rebuild(reason=f"the index is unreadable ({exc.__class__.__name__})")
@@ -284,11 +304,11 @@ class MemoryIndex:
 
     def _current_searcher(self) -> Searcher:
         ix = self._open()
-        if self._searcher is None or not self._searcher.up_to_date():
+        if self._searcher is None or not _through_commits(self._searcher.up_to_date):
             # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
             if self._searcher is not None:
                 self._searcher.close()
-            self._searcher = ix.searcher(weighting=ranking.weighting())
+            self._searcher = _through_commits(lambda: ix.searcher(weighting=ranking.weighting()))
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
