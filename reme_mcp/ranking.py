@@ -30,14 +30,26 @@ CONTEXT_WINDOW = 2
 BM25_B = 0.5
 BM25_K1 = 1.2
 # Words in more than this share of chunks are left out of the query (see build_query).
-MAX_DF_SHARE = 0.2
+# 0.2 -> 0.1 together with CONTEXT_MAX_DF_SHARE 0.05 -> 0.02: search p95 on bench/perf.py's
+# 30k-chunk workspace 83 -> 62 ms, for -2.3 any@5 / -1.2 any@10 / -0.3 session@5 on LoCoMo.
+MAX_DF_SHARE = 0.1
 # ...but only in an index this large: in a small one every word's weight counts and costs little.
 MIN_PRUNE_DOCS = 500
 # The context field holds each word up to four times over (once per neighbour), so its
 # posting lists are long: there only words in under 5% of chunks are worth their cost.
 # On 11k LoCoMo-like chunks this cut a query's CPU p50 from 49 to 24 ms and p95 from
 # 162 to 62 ms (content alone: 15 / 37 ms), for -1.7 any@5 on the LoCoMo dev split.
-CONTEXT_MAX_DF_SHARE = 0.05
+CONTEXT_MAX_DF_SHARE = 0.02
+# A single Chinese/Japanese character (the analyzer also emits the pairs around it) is
+# kept in a large index's query only when under 2% of chunks hold it: the pairs carry
+# the meaning, a rare character still finds a name, and the common ones (的, 是, 数)
+# were most of the slowest queries' cost: on bench/perf.py's 30k-chunk workspace search
+# p50 17.7 -> 6.2 ms and p95 61.6 -> 45.4 ms (LoCoMo, all English, unchanged).
+CJK_CHAR_MAX_DF_SHARE = 0.02
+
+
+def _cjk_char(token: str) -> bool:
+    return len(token) == 1 and ord(token) >= 0x2E80
 
 
 class _MemoryBM25Scorer(BM25FScorer):  # type: ignore[misc]
@@ -94,7 +106,7 @@ def build_query(tokens: Sequence[str], searcher: Any) -> Query:
     if docs >= MIN_PRUNE_DOCS:
         limit = MAX_DF_SHARE * docs
         df = {t: searcher.doc_frequency("content", t) for t in tokens}
-        kept = [t for t in tokens if df[t] <= limit]
+        kept = [t for t in tokens if df[t] <= (CJK_CHAR_MAX_DF_SHARE * docs if _cjk_char(t) else limit)]
         tokens = kept or sorted(tokens, key=df.__getitem__)[:1]
         context = [t for t in tokens if searcher.doc_frequency("context", t) <= CONTEXT_MAX_DF_SHARE * docs]
     terms = [
