@@ -298,7 +298,15 @@ class MemoryIndex:
                 os.replace(self.directory, old)
             os.replace(staging, self.directory)
             shutil.rmtree(old, ignore_errors=True)
+            self._drop_older_schemas()
             return chunks
+
+    def _drop_older_schemas(self) -> None:
+        """Indexes of older schema versions are dead weight once this one is built."""
+        for folder in self.directory.parent.glob("index-v*"):
+            version = folder.name.removeprefix("index-v")
+            if version.isdigit() and int(version) < SCHEMA_VERSION:
+                shutil.rmtree(folder, ignore_errors=True)
 
     # ---- the file records --------------------------------------------------------------------
 

@@ -130,7 +130,10 @@ def test_old_schema_and_corrupt_index_rebuild_by_themselves(
     assert paths(fresh.search("Bluewhale")) == ["resource/notes.txt"]
     assert "the index is unreadable" in caplog.text
     shutil.rmtree(index_dir)
+    stale = index_dir.with_name("index-v1")
+    (stale / "x").mkdir(parents=True)  # left by an older reme-mcp
     assert paths(Memory(settings_for(memory.ws.root)).search("Bluewhale")) == ["resource/notes.txt"]
+    assert not stale.exists() and index_dir.is_dir()
 
 
 # ---- read --------------------------------------------------------------------------------------
