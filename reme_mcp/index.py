@@ -15,14 +15,12 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from whoosh import index as whoosh_index
-from whoosh.analysis import RegexTokenizer
-from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
@@ -30,26 +28,14 @@ from whoosh.writing import MERGE_SMALL
 
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
-from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.documents import Document, meta_text, parse_document, wikilinks
-from reme_mcp.workspace import (
-    MAX_INDEXED_BYTES,
-    FileEntry,
-    Workspace,
-    file_kind,
-    file_stamp,
-    is_text_file,
-    path_date,
-)
+from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, build_schema, file_documents, file_record
+from reme_mcp.workspace import FileEntry, Workspace, file_kind
 
 log = logging.getLogger("reme_mcp.index")
 
-SCHEMA_VERSION = 3
-FILE_RECORD = "__file__"
 MAX_QUERY_TOKENS = 64
 MAX_SEGMENTS = 8  # small segments left unmerged after incremental commits
 MIN_THROTTLED_SCAN = 0.010  # seconds
-FIELD_BOOSTS = ranking.FIELD_BOOSTS
 _CORRUPTION = (
     OSError,
     EOFError,
@@ -60,33 +46,6 @@ _CORRUPTION = (
     AttributeError,
     whoosh_index.IndexError,
 )
-
-
-def build_schema() -> Schema:
-    analyzer = memory_analyzer()
-    return Schema(
-        chunk_id=ID(unique=True, stored=True),
-        path=ID(stored=True),
-        kind=ID(stored=True),
-        start_line=STORED,
-        end_line=STORED,
-        date=ID(stored=True),
-        name=TEXT(analyzer=analyzer, stored=True),
-        description=TEXT(analyzer=analyzer, stored=True),
-        speaker=TEXT(analyzer=analyzer, stored=True),
-        time=STORED,
-        content=TEXT(analyzer=analyzer, stored=True),
-        # A dialog message's neighbours' terms, already analysed (ranking.context_texts).
-        context=TEXT(analyzer=RegexTokenizer(r"\S+"), phrase=False),
-        # The chunk's date in words (ranking.date_words), for questions like "in May 2023".
-        when=TEXT(analyzer=analyzer),
-        # The per-file record.
-        stamp=STORED,
-        body_hash=ID(stored=True),
-        links=TEXT(analyzer=RegexTokenizer(r"[^\n]+"), phrase=False, stored=True),
-        file_name=STORED,
-        file_description=STORED,
-    )
 
 
 @dataclass(frozen=True)
@@ -102,15 +61,6 @@ class ChunkHit:
 
 
 @dataclass(frozen=True)
-class FileRecord:
-    path: str
-    stamp: str
-    name: str
-    description: str
-    links: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class IndexState:
     """What `doctor` reports about the index."""
 
@@ -120,75 +70,6 @@ class IndexState:
     chunks: int
     stale: int
     skipped: int
-
-
-def _hide_day_index_block(text: str) -> str:
-    """A day index's block repeats its notes; only the person's text around it is memory."""
-    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
-    if start == -1 or end < start:
-        return text
-    block = text[start : end + len(BLOCK_END)]
-    return text[:start] + "\n" * block.count("\n") + text[end + len(BLOCK_END) :]
-
-
-def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
-    """The index documents for one file: its record, then its chunks. Degrades per file, never raises."""
-    full = ws.root / path
-    try:
-        with full.open("rb") as fh:
-            st = os.fstat(fh.fileno())
-            head = fh.read(4096)
-            indexable = st.st_size <= MAX_INDEXED_BYTES and is_text_file(full, head)
-            raw = head + fh.read() if indexable else b""
-    except OSError:
-        return
-    kind = file_kind(path)
-    text = raw.decode("utf-8", errors="replace")
-    doc = parse_document(path, _hide_day_index_block(text) if kind == "day_index" else text)
-    if kind == "day_index":
-        doc.links = wikilinks(text)  # the block's links are real edges, even if its text is not searched
-    if not indexable:
-        doc = Document(meta={}, chunks=[])
-    name, description = meta_text(doc.meta, "name"), meta_text(doc.meta, "description")
-    yield {
-        "chunk_id": f"F:{path}",
-        "path": path,
-        "kind": FILE_RECORD,
-        "stamp": file_stamp(st),
-        "body_hash": doc.body_hash or "-",
-        "links": "\n".join(doc.links),
-        "file_name": name,
-        "file_description": description,
-    }
-    folder_date = path_date(path)
-    contexts = ranking.context_texts(doc.chunks, kind)
-    for chunk, context in zip(doc.chunks, contexts, strict=True):
-        yield {
-            "chunk_id": f"{path}#{chunk.start_line}",
-            "path": path,
-            "kind": kind,
-            "start_line": chunk.start_line,
-            "end_line": chunk.end_line,
-            "date": folder_date or chunk.date or "",
-            "name": name,
-            "description": description,
-            "speaker": chunk.speaker,
-            "time": chunk.time,
-            "content": chunk.text,
-            "context": context,
-            "when": ranking.date_words(folder_date or chunk.date or ""),
-        }
-
-
-def _file_record(fields: dict[str, Any]) -> FileRecord:
-    links = tuple(x for x in str(fields.get("links") or "").split("\n") if x)
-    return FileRecord(
-        fields["path"],
-        fields.get("stamp", ""),
-        fields.get("file_name") or "",
-        fields.get("file_description") or "",
-        links,
-    )
 
 
 def _open_index(directory: Path) -> Any:
@@ -324,7 +205,7 @@ class MemoryIndex:
         searcher = self._current_searcher()
         generation = searcher.reader().generation()
         if generation != self._records_generation:
-            records = {fields["path"]: _file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
+            records = {fields["path"]: file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
             self._records, self._records_generation = records, generation
         return self._records
 
@@ -390,7 +271,7 @@ class MemoryIndex:
                     for doc in file_documents(self.ws, path):
                         writer.add_document(**doc)
                         if doc["kind"] == FILE_RECORD:
-                            written[path] = _file_record(doc)
+                            written[path] = file_record(doc)
                 writer.commit(mergetype=_merge_when_many)
             except BaseException:
                 writer.cancel()

@@ -1,0 +1,131 @@
+"""The index's schema, and the documents each workspace file becomes in it.
+
+One file is one record (its change stamp, links and front matter, so sync can tell
+what the index holds) plus one document per chunk. Bump SCHEMA_VERSION whenever
+the schema or what goes into a document changes: an index of another version is
+rebuilt from the files by itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from whoosh.analysis import RegexTokenizer
+from whoosh.fields import ID, STORED, TEXT, Schema
+
+from reme_mcp import ranking
+from reme_mcp.analysis import memory_analyzer
+from reme_mcp.daily import BLOCK_END, BLOCK_START
+from reme_mcp.documents import Document, meta_text, parse_document, wikilinks
+from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date
+
+SCHEMA_VERSION = 3
+FILE_RECORD = "__file__"
+
+
+def build_schema() -> Schema:
+    analyzer = memory_analyzer()
+    return Schema(
+        chunk_id=ID(unique=True, stored=True),
+        path=ID(stored=True),
+        kind=ID(stored=True),
+        start_line=STORED,
+        end_line=STORED,
+        date=ID(stored=True),
+        name=TEXT(analyzer=analyzer, stored=True),
+        description=TEXT(analyzer=analyzer, stored=True),
+        speaker=TEXT(analyzer=analyzer, stored=True),
+        time=STORED,
+        content=TEXT(analyzer=analyzer, stored=True),
+        # A dialog message's neighbours' terms, already analysed (ranking.context_texts).
+        context=TEXT(analyzer=RegexTokenizer(r"\S+"), phrase=False),
+        # The chunk's date in words (ranking.date_words), for questions like "in May 2023".
+        when=TEXT(analyzer=analyzer),
+        # The per-file record.
+        stamp=STORED,
+        body_hash=ID(stored=True),
+        links=TEXT(analyzer=RegexTokenizer(r"[^\n]+"), phrase=False, stored=True),
+        file_name=STORED,
+        file_description=STORED,
+    )
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    stamp: str
+    name: str
+    description: str
+    links: tuple[str, ...]
+
+
+def _hide_day_index_block(text: str) -> str:
+    """A day index's block repeats its notes; only the person's text around it is memory."""
+    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
+    if start == -1 or end < start:
+        return text
+    block = text[start : end + len(BLOCK_END)]
+    return text[:start] + "\n" * block.count("\n") + text[end + len(BLOCK_END) :]
+
+
+def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
+    """The index documents for one file: its record, then its chunks. Degrades per file, never raises."""
+    full = ws.root / path
+    try:
+        with full.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(4096)
+            indexable = st.st_size <= MAX_INDEXED_BYTES and is_text_file(full, head)
+            raw = head + fh.read() if indexable else b""
+    except OSError:
+        return
+    kind = file_kind(path)
+    doc = Document(meta={}, chunks=[])
+    if indexable:
+        text = raw.decode("utf-8", errors="replace")
+        doc = parse_document(path, _hide_day_index_block(text) if kind == "day_index" else text)
+        if kind == "day_index":
+            doc.links = wikilinks(text)  # the block's links are real edges, even if its text is not searched
+    name, description = meta_text(doc.meta, "name"), meta_text(doc.meta, "description")
+    yield {
+        "chunk_id": f"F:{path}",
+        "path": path,
+        "kind": FILE_RECORD,
+        "stamp": file_stamp(st),
+        "body_hash": doc.body_hash or "-",
+        "links": "\n".join(doc.links),
+        "file_name": name,
+        "file_description": description,
+    }
+    folder_date = path_date(path)
+    contexts = ranking.context_texts(doc.chunks, kind)
+    for chunk, context in zip(doc.chunks, contexts, strict=True):
+        yield {
+            "chunk_id": f"{path}#{chunk.start_line}",
+            "path": path,
+            "kind": kind,
+            "start_line": chunk.start_line,
+            "end_line": chunk.end_line,
+            "date": folder_date or chunk.date or "",
+            "name": name,
+            "description": description,
+            "speaker": chunk.speaker,
+            "time": chunk.time,
+            "content": chunk.text,
+            "context": context,
+            "when": ranking.date_words(folder_date or chunk.date or ""),
+        }
+
+
+def file_record(fields: dict[str, Any]) -> FileRecord:
+    links = tuple(x for x in str(fields.get("links") or "").split("\n") if x)
+    return FileRecord(
+        fields["path"],
+        fields.get("stamp", ""),
+        fields.get("file_name") or "",
+        fields.get("file_description") or "",
+        links,
+    )
