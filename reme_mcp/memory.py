@@ -5,7 +5,6 @@ The MCP server and the CLI are thin faces over this class; neither holds logic i
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import deque
 from pathlib import Path
@@ -27,6 +26,7 @@ from reme_mcp.daily import (
 from reme_mcp.documents import body_hash, meta_text, parse_message, split_front_matter
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.ledger import Ledger
 from reme_mcp.models import (
     DailyListResult,
     DailyNote,
@@ -56,6 +56,7 @@ class Memory:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
+        self.ledger = Ledger(self.ws)
         self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
         self._note_meta: NoteMetaCache = {}
 
@@ -380,11 +381,11 @@ class Memory:
         # by their body records.
         self.index.sync()
         with self.ws.lock("write"):
-            previous = self._request_path(request_id) if request_id else None
+            previous = self.ledger.request(request_id) if request_id else None
             if previous is None:
-                previous = self._body_path(digest) or self.index.find_body(digest)
+                previous = self.ledger.body(digest) or self.index.find_body(digest)
             if previous is not None:
-                self._record_request(request_id, previous)
+                self.ledger.record_request(request_id, previous)
                 prev_day = previous.split("/")[1] if previous.startswith("daily/") else day
                 return RememberResult(
                     path=previous, created=False, duplicate_of=previous, day_index=f"daily/{prev_day}.md"
@@ -397,8 +398,8 @@ class Memory:
             target = self._write_unique(folder, stem, meta, content)
             rel = self.ws.relative(target)
             day_index = refresh_day_index(self.ws, day, self._note_meta)
-            self._record_request(request_id, rel)
-            self._record_body(digest, rel)
+            self.ledger.record_request(request_id, rel)
+            self.ledger.record_body(digest, rel)
         self.index.write_files_shared([rel, self.ws.relative(day_index)])
         return RememberResult(path=rel, created=True, duplicate_of=None, day_index=self.ws.relative(day_index))
 
@@ -415,41 +416,6 @@ class Memory:
                 continue
             return target
         raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")
-
-    def _body_file(self, digest: str) -> Path:
-        return self.ws.state_dir / "bodies" / f"{digest[:40]}.json"
-
-    def _body_path(self, digest: str) -> str | None:
-        """The note stored with this body, if it still exists and still holds it."""
-        try:
-            stored = json.loads(self._body_file(digest).read_text(encoding="utf-8"))
-            path = stored.get("path") if isinstance(stored, dict) else None
-            if not isinstance(path, str):
-                return None
-            text = (self.ws.root / path).read_text(encoding="utf-8")
-        except (OSError, ValueError):
-            return None
-        _, body_start = split_front_matter(text)
-        return path if body_hash("\n".join(text.split("\n")[body_start:])) == digest else None
-
-    def _record_body(self, digest: str, path: str) -> None:
-        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}))
-
-    def _request_file(self, request_id: str) -> Path:
-        key = hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:40]
-        return self.ws.state_dir / "requests" / f"{key}.json"
-
-    def _request_path(self, request_id: str) -> str | None:
-        try:
-            stored = json.loads(self._request_file(request_id).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        path = stored.get("path") if isinstance(stored, dict) else None
-        return path if isinstance(path, str) and (self.ws.root / path).is_file() else None
-
-    def _record_request(self, request_id: str | None, path: str) -> None:
-        if request_id:
-            self.ws.write_atomic(self._request_file(request_id), json.dumps({"request_id": request_id, "path": path}))
 
 
 def make_snippet(hit: ChunkHit, tokens: list[str], budget: int) -> tuple[str, bool]:

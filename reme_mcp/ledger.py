@@ -1,0 +1,62 @@
+"""The ledger: which note holds which request or content, so a retry stores nothing twice.
+
+Derived state under metadata/ like the index: losing it loses no memory. A retry
+with the same request_id then falls back to the content check, and the content
+check to the index (MemoryIndex.find_body). It exists because the index commit
+of a note may still be pending when the next writer checks for duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from reme_mcp.documents import body_hash, split_front_matter
+from reme_mcp.workspace import Workspace
+
+
+class Ledger:
+    """Small JSON records, one file each, written atomically."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def _request_file(self, request_id: str) -> Path:
+        key = hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:40]
+        return self.ws.state_dir / "requests" / f"{key}.json"
+
+    def _body_file(self, digest: str) -> Path:
+        return self.ws.state_dir / "bodies" / f"{digest[:40]}.json"
+
+    def _stored_path(self, record: Path) -> str | None:
+        try:
+            stored = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        path = stored.get("path") if isinstance(stored, dict) else None
+        return path if isinstance(path, str) else None
+
+    def request(self, request_id: str) -> str | None:
+        """The note a request stored, if that note still exists."""
+        path = self._stored_path(self._request_file(request_id))
+        return path if path is not None and (self.ws.root / path).is_file() else None
+
+    def body(self, digest: str) -> str | None:
+        """The note stored with this body, if it still exists and still holds it."""
+        path = self._stored_path(self._body_file(digest))
+        if path is None:
+            return None
+        try:
+            text = (self.ws.root / path).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return None
+        _, body_start = split_front_matter(text)
+        return path if body_hash("\n".join(text.split("\n")[body_start:])) == digest else None
+
+    def record_request(self, request_id: str | None, path: str) -> None:
+        if request_id:
+            self.ws.write_atomic(self._request_file(request_id), json.dumps({"request_id": request_id, "path": path}))
+
+    def record_body(self, digest: str, path: str) -> None:
+        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}))
