@@ -334,14 +334,13 @@ class MemoryIndex:
 
     def search(
         self,
-        text: str,
+        tokens: list[str],
         limit: int,
         start_date: str | None = None,
         end_date: str | None = None,
         path_prefix: str | None = None,
     ) -> tuple[list[ChunkHit], int]:
-        """The best chunks for a free-text query, and the total number of matching chunks."""
-        tokens = self.query_tokens(text)
+        """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks."""
         if not tokens:
             return [], 0
         filters: list[Query] = []

@@ -85,8 +85,8 @@ class Memory:
         if not self.ws.root.is_dir():
             return SearchResult(query=query, results=[], total_hits=0, truncated=False)
         self.index.sync()
-        hits, total = self.index.search(text, limit, start, end, prefix)
-        tokens = self.index.query_tokens(text)
+        tokens = self.index.query_tokens(text)  # analysed once: for the query and for the snippets
+        hits, total = self.index.search(tokens, limit, start, end, prefix)
         share = max(80, max_chars // max(1, len(hits)))
         results: list[SearchHit] = []
         truncated = False
