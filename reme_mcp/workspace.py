@@ -11,7 +11,6 @@ import contextlib
 import os
 import re
 import secrets
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -270,10 +269,3 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def is_regular_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
