@@ -45,6 +45,15 @@ def parse_date(value: str, what: str = "date") -> str:
     return value
 
 
+def parse_range(start_date: str | None, end_date: str | None) -> tuple[str | None, str | None]:
+    """An inclusive date range, either end open; the earliest date must come first."""
+    start = parse_date(start_date, "start_date") if start_date else None
+    end = parse_date(end_date, "end_date") if end_date else None
+    if start and end and start > end:
+        raise ReMeError(f"start_date {start} is after end_date {end}: give an earliest date first")
+    return start, end
+
+
 def check_note_name(name: str) -> str:
     """ReMe's rule for a safe file-name component; the reason in one line when it is not."""
     problem = None

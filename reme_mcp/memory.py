@@ -19,6 +19,7 @@ from reme_mcp.daily import (
     derive_name,
     list_note_days,
     parse_date,
+    parse_range,
     read_day_notes,
     refresh_day_index,
     render_note,
@@ -76,10 +77,7 @@ class Memory:
             raise ReMeError(f"limit {limit} is out of range: use 1 to 50")
         if max_chars < 100:
             raise ReMeError(f"max_chars {max_chars} is too small: use at least 100")
-        start = parse_date(start_date, "start_date") if start_date else None
-        end = parse_date(end_date, "end_date") if end_date else None
-        if start and end and start > end:
-            raise ReMeError(f"start_date {start} is after end_date {end}: give an earliest date first")
+        start, end = parse_range(start_date, end_date)
         prefix = self._prefix(path_prefix) if path_prefix else None
         text = query[:MAX_QUERY_CHARS]
         if not self.ws.root.is_dir():
@@ -313,10 +311,7 @@ class Memory:
             day = parse_date(date) if date else self.settings.today().isoformat()
             days = [day]
         else:
-            start = parse_date(start_date, "start_date") if start_date else None
-            end = parse_date(end_date, "end_date") if end_date else None
-            if start and end and start > end:
-                raise ReMeError(f"start_date {start} is after end_date {end}: give an earliest date first")
+            start, end = parse_range(start_date, end_date)
             days = [d for d in list_note_days(self.ws) if (not start or d >= start) and (not end or d <= end)]
         out: list[Day] = []
         for day in days:
