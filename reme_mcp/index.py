@@ -23,18 +23,20 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
+from whoosh.reading import SegmentReader
 from whoosh.searching import Searcher
-from whoosh.writing import MERGE_SMALL
 
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, build_schema, file_documents, file_record
+from reme_mcp.scoring import BM25Scorer
 from reme_mcp.workspace import FileEntry, Workspace, file_kind
 
 log = logging.getLogger("reme_mcp.index")
 
 MAX_QUERY_TOKENS = 64
-MAX_SEGMENTS = 8  # small segments left unmerged after incremental commits
+MAX_SMALL_SEGMENTS = 8  # small segments left unmerged after incremental commits
+SMALL_SEGMENT_DOCS = 1000
 MIN_THROTTLED_SCAN = 0.010  # seconds
 _CORRUPTION = (
     OSError,
@@ -78,12 +80,22 @@ def _open_index(directory: Path) -> Any:
     return FileStorage(str(directory), supports_mmap=False).open_index()
 
 
-def _merge_when_many(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge small segments only once they pile up: merging on every small commit
-    cost more than the sync it belonged to, and a few extra segments cost a search little."""
-    if len(segments) < MAX_SEGMENTS:
+def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge the small segments incremental commits leave, once MAX_SMALL_SEGMENTS of them pile up.
+
+    Merging on every small commit cost more than the sync it belonged to, and a
+    few extra segments cost a search little. The large segments a full build
+    writes are never merged here (Whoosh's MERGE_SMALL would leave the small ones
+    to pile up beside several large ones, and merging a large one is slow).
+    """
+    small = [s for s in segments if s.doc_count_all() < SMALL_SEGMENT_DOCS]
+    if len(small) < MAX_SMALL_SEGMENTS:
         return segments
-    return list(MERGE_SMALL(writer, segments))
+    for segment in small:
+        reader = SegmentReader(writer.storage, writer.schema, segment)
+        writer.add_reader(reader)
+        reader.close()
+    return [s for s in segments if s.doc_count_all() >= SMALL_SEGMENT_DOCS]
 
 
 T = TypeVar("T")
@@ -121,6 +133,7 @@ class MemoryIndex:
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
         self._builds = 0
+        self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
 
     # ---- opening and rebuilding --------------------------------------------------------------
 
@@ -197,7 +210,7 @@ class MemoryIndex:
             # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
             if self._searcher is not None:
                 self._searcher.close()
-            self._searcher = _through_commits(lambda: ix.searcher(weighting=ranking.weighting()))
+            self._searcher = _through_commits(lambda: ix.searcher())
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
@@ -272,7 +285,7 @@ class MemoryIndex:
                         writer.add_document(**doc)
                         if doc["kind"] == FILE_RECORD:
                             written[path] = file_record(doc)
-                writer.commit(mergetype=_merge_when_many)
+                writer.commit(mergetype=_merge_small)
             except BaseException:
                 writer.cancel()
                 raise
@@ -350,18 +363,12 @@ class MemoryIndex:
             filters.append(Prefix("path", path_prefix))
         with self._lock:
             searcher = self._current_searcher()
-            query = ranking.build_query(tokens, searcher)
-            results = searcher.search(
-                query,
-                limit=limit + 10,
-                filter=And(filters) if filters else None,
-                terms=False,
-                optimize=ranking.skip_blocks(searcher),
-            )
-            total = results.estimated_length()
+            terms = ranking.query_terms(tokens, searcher)
+            allowed = frozenset(And(filters).docs(searcher)) if filters else None
+            best, total = self._scorer.top(searcher, terms, limit + 10, allowed)
             hits: list[ChunkHit] = []
-            for hit in results:
-                fields = hit.fields()
+            for docnum, score in best:
+                fields = searcher.stored_fields(docnum)
                 if not (self.ws.root / fields["path"]).exists():
                     continue  # deleted since the last scan: never point at a missing file
                 hits.append(
@@ -369,7 +376,7 @@ class MemoryIndex:
                         path=fields["path"],
                         start_line=int(fields.get("start_line") or 1),
                         end_line=int(fields.get("end_line") or 1),
-                        score=float(hit.score or 0.0),
+                        score=score,
                         name=fields.get("name") or "",
                         description=fields.get("description") or "",
                         date=fields.get("date") or None,

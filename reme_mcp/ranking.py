@@ -1,4 +1,4 @@
-"""Ranking: how a free-text query becomes a Whoosh query, and how chunks are scored.
+"""Ranking: which words of a query are scored in which fields, with what weight, and the fields' text.
 
 Kept apart from the index (which owns storage and sync) so the choices that
 decide what comes first sit in one place, each with the measurement behind it
@@ -7,15 +7,12 @@ decide what comes first sit in one place, each with the measurement behind it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
-from whoosh.query import Or, Query, Term
-from whoosh.scoring import BM25F, BM25FScorer, WeightingModel
-
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.documents import Chunk
+from reme_mcp.scoring import WeightedTerm
 
 # Field weights. A note's name and description say what it is about. On LoCoMo
 # (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker 0.5 -> 1.0 +1.4 (a
@@ -29,7 +26,7 @@ CONTEXT_WINDOW = 2
 # a message's context field is long or short by where it sits, not by what it says.
 BM25_B = 0.5
 BM25_K1 = 1.2
-# Words in more than this share of chunks are left out of the query (see build_query).
+# Words in more than this share of chunks are left out of the query (see query_terms).
 # 0.2 -> 0.1 together with CONTEXT_MAX_DF_SHARE 0.05 -> 0.02: search p95 on bench/perf.py's
 # 30k-chunk workspace 83 -> 62 ms, for -2.3 any@5 / -1.2 any@10 / -0.3 session@5 on LoCoMo.
 MAX_DF_SHARE = 0.1
@@ -52,48 +49,8 @@ def _cjk_char(token: str) -> bool:
     return len(token) == 1 and ord(token) >= 0x2E80
 
 
-class _MemoryBM25Scorer(BM25FScorer):  # type: ignore[misc]
-    def __init__(self, searcher: Any, fieldname: str, text: str, B: float, K1: float, qf: float = 1) -> None:
-        parent = searcher.get_parent()
-        n, df = parent.doc_count(), parent.doc_frequency(fieldname, text)
-        self.idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        self.avgfl = parent.avg_field_length(fieldname) or 1
-        self.B, self.K1, self.qf = B, K1, qf
-        self.setup(searcher, fieldname, text)
-
-
-class MemoryBM25(BM25F):  # type: ignore[misc]
-    """BM25 with the Robertson-Sparck Jones IDF (as Lucene has it) instead of Whoosh's log(N/(df+1)) + 1.
-
-    Whoosh's "+ 1" gives a word found in half of all chunks a third of the
-    weight of a rare one; RSJ weighs such a word near zero, which also makes
-    leaving the commonest words out of a query (build_query) lose almost
-    nothing. On LoCoMo it was level on any@k and +1.0 on session@5.
-    """
-
-    def scorer(self, searcher: Any, fieldname: str, text: str, qf: float = 1) -> Any:
-        if not searcher.schema[fieldname].scorable:
-            return super().scorer(searcher, fieldname, text, qf)
-        return _MemoryBM25Scorer(searcher, fieldname, text, self._field_B.get(fieldname, self.B), self.K1, qf)
-
-
-def weighting() -> WeightingModel:
-    return MemoryBM25(B=BM25_B, K1=BM25_K1)
-
-
-def skip_blocks(searcher: Any) -> bool:
-    """Whether to let Whoosh skip blocks that cannot reach the top k.
-
-    Under 5,000 documents Whoosh preloads an OR query into arrays, and its
-    skipping then rescans those arrays for every block: on LoCoMo turning it
-    off cut a query's CPU p95 from 12.5 to 8.9 ms. Above that it walks posting
-    lists, where skipping is what it is for (level on 11k chunks).
-    """
-    return bool(searcher.doc_count_all() > 5000)
-
-
-def build_query(tokens: Sequence[str], searcher: Any) -> Query:
-    """An OR of the query's telling terms in every searchable field, weighted by field.
+def query_terms(tokens: Sequence[str], searcher: Any) -> list[WeightedTerm]:
+    """The query's telling terms in every searchable field, weighted by field (summed by scoring.BM25Scorer).
 
     A word found in a large share of all chunks says little about which one is
     meant, yet scoring its long posting list is most of a query's cost; in a
@@ -109,13 +66,12 @@ def build_query(tokens: Sequence[str], searcher: Any) -> Query:
         kept = [t for t in tokens if df[t] <= (CJK_CHAR_MAX_DF_SHARE * docs if _cjk_char(t) else limit)]
         tokens = kept or sorted(tokens, key=df.__getitem__)[:1]
         context = [t for t in tokens if searcher.doc_frequency("context", t) <= CONTEXT_MAX_DF_SHARE * docs]
-    terms = [
-        Term(field, token, boost=boost)
+    return [
+        WeightedTerm(field, token, boost)
         for field, boost in FIELD_BOOSTS.items()
         if boost
         for token in (context if field == "context" else tokens)
     ]
-    return Or(terms)
 
 
 def context_texts(chunks: Sequence[Chunk], kind: str) -> list[str]:

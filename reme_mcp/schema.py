@@ -22,11 +22,13 @@ from reme_mcp.daily import BLOCK_END, BLOCK_START
 from reme_mcp.documents import Document, meta_text, parse_document, wikilinks
 from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FILE_RECORD = "__file__"
 
 
 def build_schema() -> Schema:
+    # No positions anywhere (phrase=False): queries are OR-ed words, never phrases, and
+    # positions made every posting bigger to write and to read.
     analyzer = memory_analyzer()
     return Schema(
         chunk_id=ID(unique=True, stored=True),
@@ -35,15 +37,15 @@ def build_schema() -> Schema:
         start_line=STORED,
         end_line=STORED,
         date=ID(stored=True),
-        name=TEXT(analyzer=analyzer, stored=True),
-        description=TEXT(analyzer=analyzer, stored=True),
-        speaker=TEXT(analyzer=analyzer, stored=True),
+        name=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        description=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        speaker=TEXT(analyzer=analyzer, stored=True, phrase=False),
         time=STORED,
-        content=TEXT(analyzer=analyzer, stored=True),
+        content=TEXT(analyzer=analyzer, stored=True, phrase=False),
         # A dialog message's neighbours' terms, already analysed (ranking.context_texts).
         context=TEXT(analyzer=RegexTokenizer(r"\S+"), phrase=False),
         # The chunk's date in words (ranking.date_words), for questions like "in May 2023".
-        when=TEXT(analyzer=analyzer),
+        when=TEXT(analyzer=analyzer, phrase=False),
         # The per-file record.
         stamp=STORED,
         body_hash=ID(stored=True),
