@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import shutil
 import threading
@@ -30,12 +31,13 @@ from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, build_schema, file_documents, file_record
 from reme_mcp.scoring import BM25Scorer
+from reme_mcp.watch import ChangeFeed
 from reme_mcp.workspace import FileEntry, Workspace, file_kind
 
 log = logging.getLogger("reme_mcp.index")
 
 MAX_QUERY_TOKENS = 64
-MAX_SMALL_SEGMENTS = 8  # small segments left unmerged after incremental commits
+MAX_SEGMENTS_PER_TIER = 6  # small segments of one size tier left unmerged (see _merge_small)
 SMALL_SEGMENT_DOCS = 1000
 MIN_THROTTLED_SCAN = 0.010  # seconds
 _CORRUPTION = (
@@ -81,21 +83,29 @@ def _open_index(directory: Path) -> Any:
 
 
 def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge the small segments incremental commits leave, once MAX_SMALL_SEGMENTS of them pile up.
+    """Merge the small segments incremental commits leave, a tier at a time.
 
-    Merging on every small commit cost more than the sync it belonged to, and a
-    few extra segments cost a search little. The large segments a full build
-    writes are never merged here (Whoosh's MERGE_SMALL would leave the small ones
-    to pile up beside several large ones, and merging a large one is slow).
+    Segments under SMALL_SEGMENT_DOCS are grouped by size (tiers of 1-7, 8-63,
+    64-511 and 512+ documents); once a tier holds MAX_SEGMENTS_PER_TIER, those are
+    merged into one of the next tier. So a commit rarely merges, a merge costs
+    about what it merges, and the large segments of a full build are never
+    rewritten by a remember. (Whoosh's MERGE_SMALL merged only while the smallest
+    segments summed under a Fibonacci bound, so beside several large segments the
+    small ones piled up; merging all small ones at once rewrote a growing segment.)
     """
-    small = [s for s in segments if s.doc_count_all() < SMALL_SEGMENT_DOCS]
-    if len(small) < MAX_SMALL_SEGMENTS:
+    tiers: dict[int, list[Any]] = {}
+    for segment in segments:
+        docs = segment.doc_count_all()
+        if docs < SMALL_SEGMENT_DOCS:
+            tiers.setdefault(int(math.log(max(docs, 1), 8)), []).append(segment)
+    group = next((g for _, g in sorted(tiers.items()) if len(g) >= MAX_SEGMENTS_PER_TIER), None)
+    if group is None:
         return segments
-    for segment in small:
+    for segment in group:
         reader = SegmentReader(writer.storage, writer.schema, segment)
         writer.add_reader(reader)
         reader.close()
-    return [s for s in segments if s.doc_count_all() >= SMALL_SEGMENT_DOCS]
+    return [s for s in segments if s not in group]
 
 
 T = TypeVar("T")
@@ -121,7 +131,7 @@ def _through_commits(step: Callable[[], T], attempts: int = 10) -> T:
 class MemoryIndex:
     """The workspace's Whoosh index, shared safely by threads of this process and by other processes."""
 
-    def __init__(self, ws: Workspace, max_scan_interval: float = 2.0) -> None:
+    def __init__(self, ws: Workspace, max_scan_interval: float = 2.0, watch_after: float = MIN_THROTTLED_SCAN) -> None:
         self.ws = ws
         self.directory = ws.state_dir / f"index-v{SCHEMA_VERSION}"
         self.max_scan_interval = max_scan_interval
@@ -134,6 +144,13 @@ class MemoryIndex:
         self._last_scan_cost = 0.0
         self._builds = 0
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+        # Once a scan costs `watch_after` seconds, the kernel's change feed replaces it (watch.py).
+        self.watch_after = watch_after
+        self._feed: ChangeFeed | None = None
+        self._feed_tried = False
+        self._files: dict[str, FileEntry] = {}  # the workspace as the feed keeps it
+        self._settled_generation = -3  # records generation when the files last matched the records
+        self._pending: set[str] = set()  # paths the feed reported that are not yet settled
 
     # ---- opening and rebuilding --------------------------------------------------------------
 
@@ -154,6 +171,7 @@ class MemoryIndex:
             with contextlib.suppress(Exception):
                 self._searcher.close()
         self._ix, self._searcher, self._records, self._records_generation = None, None, {}, -2
+        self._settled_generation = -3
 
     def rebuild(self, reason: str = "asked to", progress: Callable[[int, int], None] | None = None) -> int:
         """Build the whole index from the files in a fresh folder, then swap it in. Returns the chunk count."""
@@ -205,6 +223,17 @@ class MemoryIndex:
     # ---- the file records --------------------------------------------------------------------
 
     def _current_searcher(self) -> Searcher:
+        """A searcher of the latest commit; an index that vanished or broke meanwhile is rebuilt."""
+        with self._lock:
+            try:
+                return self._latest_searcher()
+            except _CORRUPTION as exc:
+                self._reset()
+                if whoosh_index.exists_in(str(self.directory)):
+                    self.rebuild(reason=f"the index is unreadable ({exc.__class__.__name__}: {exc})")
+                return self._latest_searcher()  # opening a missing index builds it
+
+    def _latest_searcher(self) -> Searcher:
         ix = self._open()
         if self._searcher is None or not _through_commits(self._searcher.up_to_date):
             # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
@@ -227,15 +256,19 @@ class MemoryIndex:
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped.
 
-        Throttled by its own cost: a scan that costs over 10 ms runs at most every 5x
-        its duration (capped by max_scan_interval), so a burst of searches over a large
-        workspace does not rescan each time; a cheap scan always runs, so a small
-        workspace reflects an edit in the very next search.
+        A cheap scan always runs, so a small workspace reflects an edit in the very next
+        search. Once a scan costs `watch_after` (10 ms), the kernel's change feed takes
+        over where it can (watch.py): the changed paths only, before every search. Where
+        it cannot, a scan over 10 ms is throttled by its own cost: it runs at most every
+        5x its duration (capped by max_scan_interval), so a burst of searches over a
+        large workspace does not rescan each time.
         """
         with self._lock:
             started = time.monotonic()
             cost, builds = self._last_scan_cost, self._builds
             wait = min(self.max_scan_interval, 5 * cost) if cost >= MIN_THROTTLED_SCAN else 0.0
+            if self._feed is not None and self._files:
+                wait = 0.0  # reading the kernel's events costs next to nothing: never skip it
             # Never throttle past a vanished index (someone cleared metadata/): rebuild it now.
             if not force and started - self._last_scan_end < wait and whoosh_index.exists_in(str(self.directory)):
                 return 0
@@ -248,24 +281,93 @@ class MemoryIndex:
             self._last_scan_end = time.monotonic()
             if not changed and builds == self._builds:  # the cost of a pure scan, not of indexing
                 self._last_scan_cost = self._last_scan_end - started
+                if self._last_scan_cost >= self.watch_after and not self._feed_tried:
+                    self._feed_tried = True
+                    self._feed = ChangeFeed.open(self.ws.root)  # the next sync sets the watches
             return changed
 
     def _sync_once(self) -> int:
-        files = {entry.path: entry for entry in self.ws.walk()}
-        if not self._stale(files, self.records()):
+        files, touched = self._workspace_files()
+        records = self.records()
+        only: set[str] | None = None  # the paths to compare; None: all of them
+        if touched is not None and self._records_generation == self._settled_generation:
+            self._pending |= touched
+            if not self._pending:
+                return 0  # no file event, no commit by anyone: nothing to compare
+            only = set(self._pending)
+        if not self._stale(files, records, only):
+            self._settle()
             return 0
         with self.ws.lock("index"):
             # Another process may have done part of the work while we waited.
-            return self._apply(files, self.records())
+            generation = self._records_generation
+            records = self.records()
+            done = self._apply(files, records, only if self._records_generation == generation else None)
+        self._settle()
+        return done
+
+    def _settle(self) -> None:
+        """The files and the index's records agree as of this generation."""
+        self._settled_generation = self._records_generation
+        self._pending.clear()
+
+    def _workspace_files(self) -> tuple[dict[str, FileEntry], set[str] | None]:
+        """Every memory file, and the paths that may have changed since the last call (None: any).
+
+        With a change feed, only what the kernel reported is looked at again;
+        otherwise (or when events were lost) the whole workspace is walked.
+        """
+        feed = self._feed
+        if feed is not None and self._files:
+            paths = feed.changes()
+            if paths is not None and "" not in paths:
+                touched: set[str] = set()
+                for rel in paths:
+                    touched |= self._look_again(rel)
+                if feed.usable:
+                    return self._files, touched
+        files = {e.path: e for e in self.ws.walk(on_dir=feed.watch if feed is not None else None)}
+        if feed is not None and not feed.usable:
+            feed.close()
+            self._feed = None
+        self._files = files if self._feed is not None else {}
+        return files, None
+
+    def _look_again(self, rel: str) -> set[str]:
+        """Bring the feed's view of one changed path (a file or a folder) up to date; returns what it touched."""
+        entry = self.ws.entry(rel)
+        if entry is not None:
+            self._files[rel] = entry
+            return {rel}
+        touched = {rel}
+        self._files.pop(rel, None)
+        prefix = f"{rel}/"
+        for gone in [p for p in self._files if p.startswith(prefix)]:  # a folder that went or was replaced
+            del self._files[gone]
+            touched.add(gone)
+        folder = self.ws.root / rel
+        if self._feed is not None and folder.is_dir():
+            for e in self.ws.walk(folder, on_dir=self._feed.watch):
+                self._files[e.path] = e
+                touched.add(e.path)
+        return touched
 
     @staticmethod
-    def _stale(files: dict[str, FileEntry], records: dict[str, FileRecord]) -> list[str]:
+    def _stale(files: dict[str, FileEntry], records: dict[str, FileRecord], only: set[str] | None = None) -> list[str]:
+        """Paths whose file and index record differ (new, changed or gone), among `only` if given."""
+        if only is not None:
+            return [
+                p
+                for p in only
+                if ((e := files.get(p)) is None and p in records)
+                or (e is not None and ((r := records.get(p)) is None or r.stamp != e.stamp))
+            ]
         changed = [p for p, e in files.items() if (r := records.get(p)) is None or r.stamp != e.stamp]
         gone = [p for p in records if p not in files]
         return changed + gone
 
-    def _apply(self, files: dict[str, FileEntry], records: dict[str, FileRecord]) -> int:
-        stale = self._stale(files, records)
+    def _apply(self, files: dict[str, FileEntry], records: dict[str, FileRecord], only: set[str] | None) -> int:
+        stale = self._stale(files, records, only)
         if not stale:
             return 0
         self._write_spooled(stale)  # with the notes writers are waiting to index: one commit for all
@@ -275,11 +377,22 @@ class MemoryIndex:
         """Re-index these files now (dropping those that are gone), in one commit."""
         with self._lock, contextlib.nullcontext() if locked else self.ws.lock("index"):
             ix = self._open()
-            writer = ix.writer(timeout=60.0)
+            # Separate files per segment: Whoosh reads a compound file through Python-level
+            # seeks, which made opening the segments after each commit most of its cost.
+            writer = ix.writer(timeout=60.0, compound=False)
+            # Find the old documents with the searcher we hold if it sees the generation the
+            # writer starts from (delete_by_term would open every segment again).
+            held = self._searcher
+            if held is not None and held.reader().generation() != writer.generation - 1:
+                held = None
             written: dict[str, FileRecord | None] = {}
             try:
                 for path in paths:
-                    writer.delete_by_term("path", path)
+                    if held is None:
+                        writer.delete_by_term("path", path)
+                    else:
+                        for docnum in held.document_numbers(path=path):
+                            writer.delete_document(docnum)
                     written[path] = None
                     for doc in file_documents(self.ws, path):
                         writer.add_document(**doc)

@@ -368,13 +368,12 @@ class Memory:
             raise ReMeError("request_id must be 1 to 200 characters: use a UUID or any unique string")
         digest = body_hash(content)
         folder = self.ws.root / "daily" / day
-        # Catch up with files others wrote (ReMe, a person, a writer that died before indexing)
-        # before taking the write lock, and index the new note after releasing it: the lock
-        # covers only the duplicate checks and the file writes, so concurrent writers queue
-        # for milliseconds, and their index commits are shared (index.write_files_shared).
-        # Inside the lock, notes of reme-mcp writers whose commit is still pending are found
-        # by their body records.
-        self.index.sync()
+        # The new note is indexed after the write lock is released: the lock covers only the
+        # duplicate checks and the file writes, so concurrent writers queue for milliseconds,
+        # and their index commits are shared (index.write_files_shared). Inside the lock,
+        # notes of reme-mcp writers whose commit is still pending are found by their body
+        # records; files others wrote count as duplicates once a search's sync indexed them
+        # (a scan here cost a 10k-file workspace more than the rest of remember).
         with self.ws.lock("write"):
             previous = self.ledger.request(request_id) if request_id else None
             if previous is None:

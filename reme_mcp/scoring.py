@@ -91,9 +91,10 @@ class BM25Scorer:
         key = (reader.segment().segment_id(), field)
         lengths = self._lengths.get(key)
         if lengths is None:
-            perdoc = reader._perdoc
-            column = perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)
-            raw = b"" if column is None else bytes(column.load())
+            column = reader._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)
+            # One read of the column's bytes (one byte per document; documents past its end
+            # have length 0): column.load() read them one call per document, 0.1 s at 100k.
+            raw = b"" if column is None else bytes(column._dbfile.get(column._basepos, column._count))
             lengths = raw + bytes(max(0, reader.doc_count_all() - len(raw)))
             self._lengths[key] = lengths
         return lengths

@@ -11,8 +11,9 @@ import contextlib
 import os
 import re
 import secrets
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -149,9 +150,12 @@ class Workspace:
 
     # ---- the walk ----------------------------------------------------------------------------
 
-    def walk(self, folder: Path | None = None) -> Iterator[FileEntry]:
+    def walk(
+        self, folder: Path | None = None, on_dir: Callable[[str, bool], None] | None = None
+    ) -> Iterator[FileEntry]:
         """Every memory file under `folder`: private folders, dot-files and symlinks that leave are skipped.
 
+        `on_dir(path, through_link)` is told of each folder just before it is listed.
         Runs before searches, so the per-file work is kept to one stat and a few string operations.
         """
         start = folder or self.root
@@ -160,15 +164,17 @@ class Workspace:
         root = str(self.root)
         cut = len(root) + 1
         slash = os.sep != "/"
-        stack = [str(start)]
+        stack = [(str(start), False)]
         seen: set[tuple[int, int]] = set()
         while stack:
-            current = stack.pop()
+            current, linked = stack.pop()
             try:
                 st = os.stat(current)
                 if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
                 seen.add((st.st_dev, st.st_ino))
+                if on_dir is not None:
+                    on_dir(current, linked)
                 entries = list(os.scandir(current))
             except OSError:
                 continue
@@ -178,10 +184,11 @@ class Workspace:
                 if name[0] == "." or (at_root and name in PRIVATE_DIRS):
                     continue
                 try:
-                    if entry.is_symlink() and not self._link_stays_inside(entry.path):
+                    link = entry.is_symlink()
+                    if link and not self._link_stays_inside(entry.path):
                         continue
                     if entry.is_dir():
-                        stack.append(entry.path)
+                        stack.append((entry.path, linked or link))
                     elif entry.is_file():
                         est = entry.stat()
                         rel = entry.path[cut:]
@@ -192,6 +199,22 @@ class Workspace:
                         )
                 except (OSError, RuntimeError):
                     continue
+
+    def entry(self, rel: str) -> FileEntry | None:
+        """The walk's entry for one workspace-relative path, if the walk would yield it."""
+        parts = rel.split("/")
+        if not rel or any(not p or p[0] == "." for p in parts) or parts[0] in PRIVATE_DIRS:
+            return None
+        full = os.path.join(self.root, *parts)
+        try:
+            if os.path.islink(full) and not self._link_stays_inside(full):
+                return None
+            st = os.stat(full)
+        except (OSError, RuntimeError):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return FileEntry(rel, file_stamp(st), st.st_size)
 
     def _link_stays_inside(self, path: str) -> bool:
         real = Path(path).resolve()
