@@ -40,6 +40,7 @@ MAX_QUERY_TOKENS = 64
 MAX_SEGMENTS_PER_TIER = 6  # small segments of one size tier left unmerged (see _merge_small)
 SMALL_SEGMENT_DOCS = 1000
 MIN_THROTTLED_SCAN = 0.010  # seconds
+WATCH_MIN_FILES = 1000  # an index of this many files watches for changes from the start (watch.py)
 _CORRUPTION = (
     OSError,
     EOFError,
@@ -317,6 +318,10 @@ class MemoryIndex:
         With a change feed, only what the kernel reported is looked at again;
         otherwise (or when events were lost) the whole workspace is walked.
         """
+        if not self._feed_tried and len(self.records()) >= WATCH_MIN_FILES:
+            # A workspace this large is known to scan slowly: watch from the first walk on.
+            self._feed_tried = True
+            self._feed = ChangeFeed.open(self.ws.root)
         feed = self._feed
         if feed is not None and self._files:
             paths = feed.changes()
