@@ -17,7 +17,7 @@ from reme_mcp.workspace import Workspace
 
 
 class Ledger:
-    """Small JSON records, one file each, written atomically."""
+    """Small JSON records, one file each, written atomically (not fsynced: derived state)."""
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -54,9 +54,14 @@ class Ledger:
         _, body_start = split_front_matter(text)
         return path if body_hash("\n".join(text.split("\n")[body_start:])) == digest else None
 
+    def sweep(self) -> int:
+        """Remove the temp files of writers killed mid-record (older than a minute); returns how many."""
+        return sum(self.ws.remove_stale_temp_files(self.ws.state_dir / kind) for kind in ("requests", "bodies"))
+
     def record_request(self, request_id: str | None, path: str) -> None:
         if request_id:
-            self.ws.write_atomic(self._request_file(request_id), json.dumps({"request_id": request_id, "path": path}))
+            record = json.dumps({"request_id": request_id, "path": path})
+            self.ws.write_atomic(self._request_file(request_id), record, durable=False)
 
     def record_body(self, digest: str, path: str) -> None:
-        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}))
+        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}), durable=False)

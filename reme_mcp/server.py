@@ -70,6 +70,7 @@ class LazyMemory:
                 memory = self.get()
                 if memory.ws.root.is_dir():
                     memory.index.sync(force=True)
+                    memory.ledger.sweep()
             except Exception:  # the first real call reports any problem properly
                 pass
 

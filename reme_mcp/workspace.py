@@ -225,10 +225,12 @@ class Workspace:
 
     # ---- safe writes -------------------------------------------------------------------------
 
-    def write_atomic(self, target: Path, data: str, *, exclusive: bool = False) -> None:
+    def write_atomic(self, target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> None:
         """Write a whole file or nothing: temp file in the same folder, fsync, then rename.
 
         With `exclusive`, an existing file is never replaced: FileExistsError instead.
+        Without `durable` (derived state that can be rebuilt), no fsync: still whole or
+        nothing if the process dies, but a power cut may lose it.
         """
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
@@ -237,7 +239,8 @@ class Workspace:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
             if exclusive:
                 os.link(tmp, target)  # fails if the name was taken meanwhile
                 os.unlink(tmp)
@@ -247,7 +250,8 @@ class Workspace:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _fsync_dir(target.parent)
+        if durable:
+            _fsync_dir(target.parent)
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""

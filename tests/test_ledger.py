@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from reme_mcp.documents import body_hash
@@ -34,3 +36,17 @@ def test_a_damaged_record_is_no_record(tmp_path: Path) -> None:
     for record in (tmp_path / "metadata/reme-mcp/requests").iterdir():
         record.write_text("{not json", encoding="utf-8")
     assert ledger.request("r2") is None
+
+
+def test_sweep_removes_only_old_temp_files_of_killed_writers(tmp_path: Path) -> None:
+    ledger = Ledger(Workspace(tmp_path))
+    ledger.record_body("ab" * 20, "daily/x.md")
+    bodies = tmp_path / "metadata/reme-mcp/bodies"
+    old = bodies / ".abab.json.tmp-0123456789ab"
+    fresh = bodies / ".cdcd.json.tmp-ba9876543210"
+    for temp in (old, fresh):
+        temp.write_text('{"path": "daily/', encoding="utf-8")  # cut off mid-write
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    assert ledger.sweep() == 1
+    assert not old.exists() and fresh.exists()  # a writer may still be writing the fresh one
+    assert [p.name for p in bodies.glob("*.json")] == [f"{'ab' * 20}.json"]  # the record is untouched

@@ -148,7 +148,9 @@ def test_a_folder_behind_a_symlink_turns_the_feed_off(tmp_path: Path) -> None:
     memory.index.max_scan_interval = 0.0  # scan before every search, however long this machine takes
     for _ in range(3):
         memory.search("warm up")
-    assert memory.index._feed_tried and memory.index._feed is None  # one folder under two names: the feed would misplace events
+    assert (
+        memory.index._feed_tried and memory.index._feed is None
+    )  # one folder under two names: the feed would misplace events
     assert found(memory, "seals") == {"digest/linked/seals.md"}
     other_process("(shelf / 'otter.md').write_text('sea otters')", shelf=root / ".shelf")
     assert found(memory, "otters") == {"digest/linked/otter.md"}  # scans still see everything
