@@ -29,7 +29,8 @@ from whoosh.searching import Searcher
 
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
-from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, build_schema, file_documents, file_record
+from reme_mcp.build import build_index
+from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
 from reme_mcp.scoring import BM25Scorer
 from reme_mcp.watch import ChangeFeed
 from reme_mcp.workspace import FileEntry, Workspace, file_kind
@@ -190,22 +191,7 @@ class MemoryIndex:
                 if ".building-" in leftover.name or ".old-" in leftover.name:
                     shutil.rmtree(leftover, ignore_errors=True)
             staging.mkdir(parents=True)
-            ix = whoosh_index.create_in(str(staging), build_schema())
-            entries = list(self.ws.walk())
-            chunks = 0
-            writer = ix.writer(limitmb=128)
-            try:
-                for done, entry in enumerate(entries, start=1):
-                    for doc in file_documents(self.ws, entry.path):
-                        writer.add_document(**doc)
-                        chunks += doc["kind"] != FILE_RECORD
-                    if progress:
-                        progress(done, len(entries))
-                writer.commit()
-            except BaseException:
-                writer.cancel()
-                raise
-            ix.close()
+            chunks = build_index(self.ws, staging, progress)
             old = self.directory.with_name(f".{self.directory.name}.old-{os.getpid()}")
             if self.directory.exists():
                 os.replace(self.directory, old)
