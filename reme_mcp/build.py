@@ -1,12 +1,7 @@
 """The full build: every workspace file into a fresh index, several times faster than a plain Whoosh writer.
 
-A plain writer spends most of a build writing, not analysing: it pickles every
-posting into external-sort runs and back, and reads each posting's field length
-back from the new segment on disk. A `BulkWriter` keeps its postings in memory
-(a compact array per term; only the term keys are sorted, once) and the lengths
-it already knows, then fills Whoosh's own postings writer block by block. The
-index is the one a plain writer makes of the same documents, in Whoosh's format.
-
+Each segment is written by a `BulkWriter` (bulk_writer.py), which keeps its
+postings in memory instead of pickling every one through external-sort runs.
 A segment is flushed every `segment_postings` postings, which bounds memory.
 With more than one core the files are shared out to worker processes (fresh
 interpreters, never forks: the server is multi-threaded), each writing its own
@@ -26,20 +21,13 @@ import subprocess
 import sys
 import threading
 import traceback
-from array import array
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index
-from whoosh.analysis import RegexTokenizer
-from whoosh.fields import UnknownFieldError
-from whoosh.formats import Existence, Frequency
-from whoosh.system import pack_uint
-from whoosh.util.numeric import byte_to_length, length_to_byte
-from whoosh.writing import SegmentWriter
 
+from reme_mcp.bulk_writer import BulkWriter
 from reme_mcp.schema import FILE_RECORD, build_schema, file_documents
 from reme_mcp.workspace import FileEntry, Workspace
 
@@ -53,150 +41,6 @@ MIN_PARALLEL_BYTES = 512 * 1024
 # Two workers meet the target on 2 cores; each holds its own postings and writes its
 # own segments, so more would multiply both.
 MAX_PROCESSES = 2
-# Values that repeat across a file's chunks (or the whole workspace) are analysed once.
-MEMO_FIELDS = frozenset({"path", "kind", "date", "name", "description", "speaker", "when"})
-MAX_MEMO = 20_000
-_LENGTH_OF_BYTE = [0, *(byte_to_length(b) for b in range(1, 256))]
-_VALUES = [pack_uint(freq) for freq in range(256)]
-
-
-class BulkWriter(SegmentWriter):  # type: ignore[misc]
-    """Writes one new segment of a fresh index with its postings kept in memory.
-
-    Only what this schema uses (checked up front): Frequency and Existence
-    postings, no vectors, columns, spelling or boosts. Each value becomes term
-    counts exactly as the format's ``word_values`` gives them (our analyzers
-    never set a token boost, so a weight is the frequency times the field boost).
-    """
-
-    def __init__(self, ix: Any) -> None:
-        for name, field in ix.schema.items():
-            fmt = field.format if field.indexed else None
-            odd_format = fmt is not None and (type(fmt) not in (Frequency, Existence) or fmt.field_boost <= 0)
-            if odd_format or field.vector or field.column_type or field.separate_spelling():
-                raise ValueError(f"the bulk writer cannot write the field {name!r} ({field!r})")
-        super().__init__(ix, _lk=False)  # a folder private to this build: no one to lock out
-        self._indexed: dict[str, Any] = {name: field for name, field in self.schema.items() if field.indexed}
-        self._postings: dict[str, dict[bytes, array[int]]] = {name: {} for name in self._indexed}
-        self._lengths: dict[str, bytearray] = {n: bytearray() for n, f in self._indexed.items() if f.scorable}
-        self._memo: dict[tuple[str, str], tuple[list[tuple[bytes, int]], int]] = {}
-        self.posting_count = 0
-
-    def _analysed(self, name: str, field: Any, value: Any) -> tuple[list[tuple[bytes, int]], int]:
-        """A value's (term bytes, frequency) pairs and its length (its token count, if scorable)."""
-        if not isinstance(value, str):
-            raise ValueError(f"{value!r} is not a string (field {name})")
-        memo = name in MEMO_FIELDS
-        if memo and (found := self._memo.get((name, value))) is not None:
-            return found
-        analyzer = field.analyzer
-        if isinstance(field.format, Existence):
-            analysed = [(tbytes, 1) for tbytes, _, _, _ in field.index(value)], 0
-        else:
-            if type(analyzer) is RegexTokenizer and not analyzer.gaps and not analyzer.expression.groups:
-                # A bare regex tokenizer yields its pattern's matches (the context field: ~60% of all postings).
-                counts = Counter(analyzer.expression.findall(value))
-            else:
-                counts = Counter(t.text for t in analyzer(value, mode="index", boosts=True) if not t.stopped)
-            length = sum(counts.values()) if field.scorable else 0
-            analysed = [(text.encode("utf-8"), freq) for text, freq in counts.items()], length
-        if memo:
-            if len(self._memo) >= MAX_MEMO:
-                self._memo.clear()
-            self._memo[name, value] = analysed
-        return analysed
-
-    def add_document(self, **fields: Any) -> None:
-        self._check_state()
-        docnum = self.docnum
-        perdoc = self.perdocwriter
-        schema = self.schema
-        perdoc.start_doc(docnum)
-        # In sorted order like the plain writer, so the stored fields come out the same.
-        for name in sorted(fields):
-            if name.startswith("_"):
-                raise ValueError(f"the bulk writer takes no boosts or custom stored values ({name})")
-            value = fields[name]
-            if name not in schema:
-                raise UnknownFieldError(f"No field named {name!r} in {schema}")
-            if value is None:
-                continue
-            field = schema[name]
-            length = 0
-            if field.indexed:
-                terms, length = self._analysed(name, field, value)
-                table = self._postings[name]
-                for tbytes, freq in terms:
-                    postings = table.get(tbytes)
-                    if postings is None:
-                        postings = table[tbytes] = array("I")
-                    postings.append(docnum)
-                    postings.append(freq)
-                self.posting_count += len(terms)
-                if length:
-                    lengths = self._lengths[name]
-                    if len(lengths) < docnum:
-                        lengths.extend(bytes(docnum - len(lengths)))
-                    lengths.append(length_to_byte(length))
-            perdoc.add_field(name, field, value if field.stored else None, length)
-        perdoc.finish_doc()
-        self._added = True
-        self.docnum += 1
-
-    def _flush_segment(self) -> None:
-        """Postings to Whoosh's field writer in (field, term, document) order, with the lengths from memory."""
-        self.perdocwriter.close()
-        writer = self.fieldwriter
-        for name in sorted(self._postings):
-            table = self._postings[name]
-            if not table:
-                continue
-            field = self._indexed[name]
-            lengths = self._lengths.get(name)
-            writer.start_field(name, field)
-            for tbytes in sorted(table):
-                writer.start_term(tbytes)
-                _write_blocks(writer._postwriter, table[tbytes], field.format, lengths)
-                writer.finish_term()
-            writer.finish_field()
-            self._postings[name] = {}  # free this field's postings before the next one
-        writer.close()
-
-    def finish(self) -> Any:
-        """Write the segment (one compound file) and clean up; returns the segment."""
-        segment = self._finalize_segment()
-        self._finish()
-        return segment
-
-
-def _write_blocks(postwriter: Any, postings: array[int], fmt: Any, lengths: bytearray | None) -> None:
-    """One term's postings (docnum, frequency, docnum, ...) into the term's open W3PostingsWriter.
-
-    Fills the writer's block buffer as `add_posting` would, one posting at a time
-    (ids, float32 weights, value bytes, min/max length, max weight), writes each
-    full block but the last and leaves the last to `finish_term`: Whoosh writes a
-    block only when a next posting comes, so a full last block is written there too.
-    """
-    step = 2 * postwriter._blocklimit
-    boost = fmt.field_boost
-    existence = isinstance(fmt, Existence)
-    for start in range(0, len(postings), step):
-        if start:
-            postwriter._write_block()
-        ids = postings[start : start + step : 2]
-        freqs = postings[start + 1 : start + step : 2]
-        postwriter._ids = ids
-        postwriter._weights = array("f", [f * boost for f in freqs])
-        postwriter._maxweight = max(freqs) * boost  # boost > 0 (checked): the largest weight
-        if not existence:
-            postwriter._values = [_VALUES[f] if f < 256 else pack_uint(f) for f in freqs]
-        if lengths is not None:
-            # add_posting skips a zero length; a document with a posting here always has one.
-            block_lengths = [_LENGTH_OF_BYTE[lengths[doc]] for doc in ids]
-            postwriter._minlength = min(block_lengths)
-            postwriter._maxlength = max(block_lengths)
-
-
 # ---- building shares of the files -------------------------------------------------------------
 
 
