@@ -331,7 +331,8 @@ class MemoryIndex:
             self._files[rel] = entry
             return {rel}
         touched = {rel}
-        self._files.pop(rel, None)
+        if self._files.pop(rel, None) is not None and not (self.ws.root / rel).is_dir():
+            return touched  # a file that went: nothing under it
         prefix = f"{rel}/"
         for gone in [p for p in self._files if p.startswith(prefix)]:  # a folder that went or was replaced
             del self._files[gone]
