@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
-from whoosh.reading import SegmentReader
+from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 
 from reme_mcp import ranking
@@ -108,6 +108,40 @@ def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
         writer.add_reader(reader)
         reader.close()
     return [s for s in segments if s not in group]
+
+
+def _reader_reusing(ix: Any, held: Any) -> Any:
+    """A reader of the latest commit that keeps the held reader's unchanged segments open.
+
+    Opening a segment reads its term table's directory through many small reads:
+    after every commit (each remember, each sync that indexed something) reopening
+    every segment was most of what the commit cost. A segment whose deletions
+    changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
+    segments the new commit no longer lists, so it is not used. Nothing is closed
+    unless the new reader opened completely (a commit racing this one: retried).
+    """
+    toc = ix._read_toc()
+    keep = {r.segment().segment_id(): r for r, _ in held.leaf_readers() if r.segment() is not None} if held else {}
+    opened: list[Any] = []
+    readers: list[Any] = []
+    try:
+        for segment in toc.segments:
+            reader = keep.get(segment.segment_id())
+            if reader is None or reader.segment().deleted_count() != segment.deleted_count():
+                reader = SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)
+                opened.append(reader)
+            readers.append(reader)
+    except BaseException:
+        for reader in opened:
+            reader.close()
+        raise
+    kept = {id(r) for r in readers}
+    for reader in keep.values():
+        if id(reader) not in kept:
+            reader.close()
+    # Always a MultiReader, even of one segment: its generation is the commit's, where a
+    # kept SegmentReader still carries the generation it was opened at.
+    return MultiReader(readers, generation=toc.generation) if readers else EmptyReader(toc.schema)
 
 
 T = TypeVar("T")
@@ -223,10 +257,8 @@ class MemoryIndex:
     def _latest_searcher(self) -> Searcher:
         ix = self._open()
         if self._searcher is None or not _through_commits(self._searcher.up_to_date):
-            # A fresh searcher rather than refresh(): whoosh's refresh fails on an empty index.
-            if self._searcher is not None:
-                self._searcher.close()
-            self._searcher = _through_commits(lambda: ix.searcher())
+            held = self._searcher.reader() if self._searcher is not None else None
+            self._searcher = Searcher(_through_commits(lambda: _reader_reusing(ix, held)), fromindex=ix)
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
