@@ -175,6 +175,7 @@ class MemoryIndex:
         self._ix: Any = None
         self._searcher: Searcher | None = None
         self._records: dict[str, FileRecord] = {}
+        self._segment_records: dict[str, dict[int, FileRecord]] = {}  # segment id -> its records by doc number
         self._records_generation = -2
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
@@ -262,13 +263,39 @@ class MemoryIndex:
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
-        """Every file the index holds, by path; re-read only when another commit happened."""
+        """Every file the index holds, by path; recomputed only when another commit happened."""
         searcher = self._current_searcher()
         generation = searcher.reader().generation()
         if generation != self._records_generation:
-            records = {fields["path"]: file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
-            self._records, self._records_generation = records, generation
+            self._records, self._records_generation = self._live_records(searcher), generation
         return self._records
+
+    def _live_records(self, searcher: Searcher) -> dict[str, FileRecord]:
+        """The records of every segment, less the deleted ones.
+
+        A segment never changes once written (only its deletions grow), so each
+        segment's records are read once and kept: after another process's commit
+        only its new segment is read. Reading all 14,500 records of a 100k-chunk
+        index costs about 0.6 s, which each commit by another process used to cost.
+        """
+        live: dict[str, FileRecord] = {}
+        segments: set[str] = set()
+        for leaf, _ in searcher.leaf_searchers():
+            reader = leaf.reader()
+            segment = reader.segment()
+            if segment is None:  # an empty index
+                continue
+            segid = segment.segment_id()
+            segments.add(segid)
+            held = self._segment_records.get(segid)
+            if held is None:
+                ids = reader.postings("kind", FILE_RECORD).all_ids() if ("kind", FILE_RECORD) in reader else ()
+                held = self._segment_records[segid] = {doc: file_record(reader.stored_fields(doc)) for doc in ids}
+            deleted = reader.deleted_docs_set
+            live.update((record.path, record) for doc, record in held.items() if doc not in deleted)
+        for gone in self._segment_records.keys() - segments:
+            del self._segment_records[gone]
+        return live
 
     # ---- sync --------------------------------------------------------------------------------
 

@@ -1,0 +1,52 @@
+"""The index's file records follow every commit, including other processes' commits and merges.
+
+Records are read once per segment and kept (index._live_records); these tests
+check them, after each kind of commit by another writer, against a full read of
+every record in the index.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reme_mcp.config import load_settings
+from reme_mcp.memory import Memory
+from reme_mcp.schema import FILE_RECORD, FileRecord, file_record
+from reme_mcp.workspace import file_stamp
+from tests.conftest import DAY, make_reme_workspace
+
+
+def full_read(memory: Memory) -> dict[str, FileRecord]:
+    searcher = memory.index._current_searcher()
+    return {fields["path"]: file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
+
+
+def test_records_follow_another_writers_commits(tmp_path: Path) -> None:
+    root = make_reme_workspace(tmp_path / "ws")
+    writer, reader = Memory(load_settings(str(root), "UTC")), Memory(load_settings(str(root), "UTC"))
+    writer.search("warm up")
+    reader.search("warm up")
+    note = root / "daily" / DAY / "go-backend.md"
+
+    made = writer.remember("The walrus migration is scheduled for March.", date=DAY)
+    assert made.path in reader.index.records()
+    assert reader.index.records() == full_read(reader)
+
+    note.write_text("---\nname: go-backend\n---\nNow about Rust.\n", encoding="utf-8")
+    writer.index.sync(force=True)  # re-indexed: the old record is deleted in its old segment
+    assert reader.index.records()[f"daily/{DAY}/go-backend.md"].stamp == file_stamp(note.stat())
+    assert reader.index.records() == full_read(reader)
+
+    note.unlink()
+    writer.index.sync(force=True)  # dropped: only a deletion, no new record
+    assert f"daily/{DAY}/go-backend.md" not in reader.index.records()
+    assert reader.index.records() == full_read(reader)
+
+    for i in range(40):  # enough commits for small segments to be merged, tier after tier
+        writer.remember(f"Fact number {i} about the harbour.", date="2026-11-29")
+        if i % 7 == 0:
+            assert reader.index.records() == full_read(reader)
+    segments = len(list(reader.index._current_searcher().leaf_searchers()))
+    assert segments < 20  # merges happened (40 commits)
+    assert reader.index.records() == full_read(reader)
+    assert set(reader.index.records()) == {entry.path for entry in reader.ws.walk()}  # one per file, no more
