@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import shutil
 import threading
@@ -24,22 +23,21 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
-from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 
 from reme_mcp import ranking
 from reme_mcp.analysis import memory_analyzer
 from reme_mcp.build import build_index
+from reme_mcp.records import RecordCache
 from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
 from reme_mcp.scoring import BM25Scorer
-from reme_mcp.watch import ChangeFeed
+from reme_mcp.segments import merge_small, reader_reusing
+from reme_mcp.watch import FileView
 from reme_mcp.workspace import FileEntry, Workspace, file_kind
 
 log = logging.getLogger("reme_mcp.index")
 
 MAX_QUERY_TOKENS = 64
-MAX_SEGMENTS_PER_TIER = 6  # small segments of one size tier left unmerged (see _merge_small)
-SMALL_SEGMENT_DOCS = 1000
 MIN_THROTTLED_SCAN = 0.010  # seconds
 WATCH_MIN_FILES = 1000  # an index of this many files watches for changes from the start (watch.py)
 _CORRUPTION = (
@@ -84,66 +82,6 @@ def _open_index(directory: Path) -> Any:
     return FileStorage(str(directory), supports_mmap=False).open_index()
 
 
-def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge the small segments incremental commits leave, a tier at a time.
-
-    Segments under SMALL_SEGMENT_DOCS are grouped by size (tiers of 1-7, 8-63,
-    64-511 and 512+ documents); once a tier holds MAX_SEGMENTS_PER_TIER, those are
-    merged into one of the next tier. So a commit rarely merges, a merge costs
-    about what it merges, and the large segments of a full build are never
-    rewritten by a remember. (Whoosh's MERGE_SMALL merged only while the smallest
-    segments summed under a Fibonacci bound, so beside several large segments the
-    small ones piled up; merging all small ones at once rewrote a growing segment.)
-    """
-    tiers: dict[int, list[Any]] = {}
-    for segment in segments:
-        docs = segment.doc_count_all()
-        if docs < SMALL_SEGMENT_DOCS:
-            tiers.setdefault(int(math.log(max(docs, 1), 8)), []).append(segment)
-    group = next((g for _, g in sorted(tiers.items()) if len(g) >= MAX_SEGMENTS_PER_TIER), None)
-    if group is None:
-        return segments
-    for segment in group:
-        reader = SegmentReader(writer.storage, writer.schema, segment)
-        writer.add_reader(reader)
-        reader.close()
-    return [s for s in segments if s not in group]
-
-
-def _reader_reusing(ix: Any, held: Any) -> Any:
-    """A reader of the latest commit that keeps the held reader's unchanged segments open.
-
-    Opening a segment reads its term table's directory through many small reads:
-    after every commit (each remember, each sync that indexed something) reopening
-    every segment was most of what the commit cost. A segment whose deletions
-    changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
-    segments the new commit no longer lists, so it is not used. Nothing is closed
-    unless the new reader opened completely (a commit racing this one: retried).
-    """
-    toc = ix._read_toc()
-    keep = {r.segment().segment_id(): r for r, _ in held.leaf_readers() if r.segment() is not None} if held else {}
-    opened: list[Any] = []
-    readers: list[Any] = []
-    try:
-        for segment in toc.segments:
-            reader = keep.get(segment.segment_id())
-            if reader is None or reader.segment().deleted_count() != segment.deleted_count():
-                reader = SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)
-                opened.append(reader)
-            readers.append(reader)
-    except BaseException:
-        for reader in opened:
-            reader.close()
-        raise
-    kept = {id(r) for r in readers}
-    for reader in keep.values():
-        if id(reader) not in kept:
-            reader.close()
-    # Always a MultiReader, even of one segment: its generation is the commit's, where a
-    # kept SegmentReader still carries the generation it was opened at.
-    return MultiReader(readers, generation=toc.generation) if readers else EmptyReader(toc.schema)
-
-
 T = TypeVar("T")
 
 
@@ -175,7 +113,7 @@ class MemoryIndex:
         self._ix: Any = None
         self._searcher: Searcher | None = None
         self._records: dict[str, FileRecord] = {}
-        self._segment_records: dict[str, dict[int, FileRecord]] = {}  # segment id -> its records by doc number
+        self._record_cache = RecordCache(ws, ws.state_dir / f"records-v{SCHEMA_VERSION}.json")
         self._records_generation = -2
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
@@ -183,9 +121,7 @@ class MemoryIndex:
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
         # Once a scan costs `watch_after` seconds, the kernel's change feed replaces it (watch.py).
         self.watch_after = watch_after
-        self._feed: ChangeFeed | None = None
-        self._feed_tried = False
-        self._files: dict[str, FileEntry] = {}  # the workspace as the feed keeps it
+        self._view = FileView(ws)
         self._settled_generation = -3  # records generation when the files last matched the records
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
 
@@ -259,7 +195,7 @@ class MemoryIndex:
         ix = self._open()
         if self._searcher is None or not _through_commits(self._searcher.up_to_date):
             held = self._searcher.reader() if self._searcher is not None else None
-            self._searcher = Searcher(_through_commits(lambda: _reader_reusing(ix, held)), fromindex=ix)
+            self._searcher = Searcher(_through_commits(lambda: reader_reusing(ix, held)), fromindex=ix)
         return self._searcher
 
     def records(self) -> dict[str, FileRecord]:
@@ -267,35 +203,8 @@ class MemoryIndex:
         searcher = self._current_searcher()
         generation = searcher.reader().generation()
         if generation != self._records_generation:
-            self._records, self._records_generation = self._live_records(searcher), generation
+            self._records, self._records_generation = self._record_cache.live(searcher), generation
         return self._records
-
-    def _live_records(self, searcher: Searcher) -> dict[str, FileRecord]:
-        """The records of every segment, less the deleted ones.
-
-        A segment never changes once written (only its deletions grow), so each
-        segment's records are read once and kept: after another process's commit
-        only its new segment is read. Reading all 14,500 records of a 100k-chunk
-        index costs about 0.6 s, which each commit by another process used to cost.
-        """
-        live: dict[str, FileRecord] = {}
-        segments: set[str] = set()
-        for leaf, _ in searcher.leaf_searchers():
-            reader = leaf.reader()
-            segment = reader.segment()
-            if segment is None:  # an empty index
-                continue
-            segid = segment.segment_id()
-            segments.add(segid)
-            held = self._segment_records.get(segid)
-            if held is None:
-                ids = reader.postings("kind", FILE_RECORD).all_ids() if ("kind", FILE_RECORD) in reader else ()
-                held = self._segment_records[segid] = {doc: file_record(reader.stored_fields(doc)) for doc in ids}
-            deleted = reader.deleted_docs_set
-            live.update((record.path, record) for doc, record in held.items() if doc not in deleted)
-        for gone in self._segment_records.keys() - segments:
-            del self._segment_records[gone]
-        return live
 
     # ---- sync --------------------------------------------------------------------------------
 
@@ -313,7 +222,7 @@ class MemoryIndex:
             started = time.monotonic()
             cost, builds = self._last_scan_cost, self._builds
             wait = min(self.max_scan_interval, 5 * cost) if cost >= MIN_THROTTLED_SCAN else 0.0
-            if self._feed is not None and self._files:
+            if self._view.watching:
                 wait = 0.0  # reading the kernel's events costs next to nothing: never skip it
             # Never throttle past a vanished index (someone cleared metadata/): rebuild it now.
             if not force and started - self._last_scan_end < wait and whoosh_index.exists_in(str(self.directory)):
@@ -327,13 +236,14 @@ class MemoryIndex:
             self._last_scan_end = time.monotonic()
             if not changed and builds == self._builds:  # the cost of a pure scan, not of indexing
                 self._last_scan_cost = self._last_scan_end - started
-                if self._last_scan_cost >= self.watch_after and not self._feed_tried:
-                    self._feed_tried = True
-                    self._feed = ChangeFeed.open(self.ws.root)  # the next sync sets the watches
+                if self._last_scan_cost >= self.watch_after:
+                    self._view.start_watching()  # the next sync sets the watches
             return changed
 
     def _sync_once(self) -> int:
-        files, touched = self._workspace_files()
+        if len(self.records()) >= WATCH_MIN_FILES:
+            self._view.start_watching()  # a workspace this large is known to scan slowly
+        files, touched = self._view.files()
         records = self.records()
         only: set[str] | None = None  # the paths to compare; None: all of them
         if touched is not None and self._records_generation == self._settled_generation:
@@ -356,52 +266,6 @@ class MemoryIndex:
         """The files and the index's records agree as of this generation."""
         self._settled_generation = self._records_generation
         self._pending.clear()
-
-    def _workspace_files(self) -> tuple[dict[str, FileEntry], set[str] | None]:
-        """Every memory file, and the paths that may have changed since the last call (None: any).
-
-        With a change feed, only what the kernel reported is looked at again;
-        otherwise (or when events were lost) the whole workspace is walked.
-        """
-        if not self._feed_tried and len(self.records()) >= WATCH_MIN_FILES:
-            # A workspace this large is known to scan slowly: watch from the first walk on.
-            self._feed_tried = True
-            self._feed = ChangeFeed.open(self.ws.root)
-        feed = self._feed
-        if feed is not None and self._files:
-            paths = feed.changes()
-            if paths is not None and "" not in paths:
-                touched: set[str] = set()
-                for rel in paths:
-                    touched |= self._look_again(rel)
-                if feed.usable:
-                    return self._files, touched
-        files = {e.path: e for e in self.ws.walk(on_dir=feed.watch if feed is not None else None)}
-        if feed is not None and not feed.usable:
-            feed.close()
-            self._feed = None
-        self._files = files if self._feed is not None else {}
-        return files, None
-
-    def _look_again(self, rel: str) -> set[str]:
-        """Bring the feed's view of one changed path (a file or a folder) up to date; returns what it touched."""
-        entry = self.ws.entry(rel)
-        if entry is not None:
-            self._files[rel] = entry
-            return {rel}
-        touched = {rel}
-        if self._files.pop(rel, None) is not None and not (self.ws.root / rel).is_dir():
-            return touched  # a file that went: nothing under it
-        prefix = f"{rel}/"
-        for gone in [p for p in self._files if p.startswith(prefix)]:  # a folder that went or was replaced
-            del self._files[gone]
-            touched.add(gone)
-        folder = self.ws.root / rel
-        if self._feed is not None and folder.is_dir():
-            for e in self.ws.walk(folder, on_dir=self._feed.watch):
-                self._files[e.path] = e
-                touched.add(e.path)
-        return touched
 
     @staticmethod
     def _stale(files: dict[str, FileEntry], records: dict[str, FileRecord], only: set[str] | None = None) -> list[str]:
@@ -449,7 +313,7 @@ class MemoryIndex:
                         writer.add_document(**doc)
                         if doc["kind"] == FILE_RECORD:
                             written[path] = file_record(doc)
-                writer.commit(mergetype=_merge_small)
+                writer.commit(mergetype=merge_small)
             except BaseException:
                 writer.cancel()
                 raise

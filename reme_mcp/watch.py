@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.workspace import PRIVATE_DIRS
+from reme_mcp.workspace import PRIVATE_DIRS, FileEntry, Workspace
 
 log = logging.getLogger("reme_mcp.watch")
 
@@ -152,3 +152,66 @@ class ChangeFeed:
             self._dirs.pop(wd, None)
             with contextlib.suppress(OSError):
                 self._inotify.rm_watch(wd)
+
+
+class FileView:
+    """The workspace's memory files, kept current by the change feed once watching starts.
+
+    Until then (and wherever the feed cannot be used) every call walks the
+    whole workspace; while watching, only the paths the kernel reported are
+    looked at again.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.feed: ChangeFeed | None = None
+        self.tried = False  # watching is tried once per process
+        self._files: dict[str, FileEntry] = {}
+
+    @property
+    def watching(self) -> bool:
+        return self.feed is not None and bool(self._files)
+
+    def start_watching(self) -> None:
+        """Use the change feed from the next call on, if this workspace can have one."""
+        if not self.tried:
+            self.tried = True
+            self.feed = ChangeFeed.open(self.ws.root)
+
+    def files(self) -> tuple[dict[str, FileEntry], set[str] | None]:
+        """Every memory file, and the paths that may have changed since the last call (None: any)."""
+        feed = self.feed
+        if feed is not None and self._files:
+            paths = feed.changes()
+            if paths is not None and "" not in paths:
+                touched: set[str] = set()
+                for rel in paths:
+                    touched |= self._look_again(rel)
+                if feed.usable:
+                    return self._files, touched
+        files = {e.path: e for e in self.ws.walk(on_dir=feed.watch if feed is not None else None)}
+        if feed is not None and not feed.usable:
+            feed.close()
+            self.feed = None
+        self._files = files if self.feed is not None else {}
+        return files, None
+
+    def _look_again(self, rel: str) -> set[str]:
+        """Bring the view of one changed path (a file or a folder) up to date; returns the paths it touched."""
+        entry = self.ws.entry(rel)
+        if entry is not None:
+            self._files[rel] = entry
+            return {rel}
+        touched = {rel}
+        if self._files.pop(rel, None) is not None and not (self.ws.root / rel).is_dir():
+            return touched  # a file that went: nothing under it
+        prefix = f"{rel}/"
+        for gone in [p for p in self._files if p.startswith(prefix)]:  # a folder that went or was replaced
+            del self._files[gone]
+            touched.add(gone)
+        folder = self.ws.root / rel
+        if self.feed is not None and folder.is_dir():
+            for e in self.ws.walk(folder, on_dir=self.feed.watch):
+                self._files[e.path] = e
+                touched.add(e.path)
+        return touched

@@ -8,7 +8,9 @@ every record in the index.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from reme_mcp import records as records_module
 from reme_mcp.config import load_settings
 from reme_mcp.memory import Memory
 from reme_mcp.schema import FILE_RECORD, FileRecord, file_record
@@ -50,3 +52,32 @@ def test_records_follow_another_writers_commits(tmp_path: Path) -> None:
     assert segments < 20  # merges happened (40 commits)
     assert reader.index.records() == full_read(reader)
     assert set(reader.index.records()) == {entry.path for entry in reader.ws.walk()}  # one per file, no more
+
+
+def test_a_new_process_reads_the_saved_records_not_the_index(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(records_module, "SAVE_AFTER_READING", 1)
+    root = make_reme_workspace(tmp_path / "ws")
+    first = Memory(load_settings(str(root), "UTC"))
+    first.search("warm up")
+    saved = first.index._record_cache.saved
+    assert saved.is_file() and first.index.records() == full_read(first)
+
+    reads: list[str] = []
+    real = records_module.file_record
+
+    def counted(fields: dict[str, Any]) -> FileRecord:
+        reads.append(fields["path"])
+        return real(fields)
+
+    monkeypatch.setattr(records_module, "file_record", counted)
+    second = Memory(load_settings(str(root), "UTC"))
+    assert second.index.records() == full_read(second)
+    assert reads == []  # every record came from the saved file
+
+    made = first.remember("The lighthouse keeper retires in June.", date=DAY)
+    assert second.index.records() == full_read(second)
+    assert made.path in reads and len(reads) == 2  # only the new segment: the note and its day index
+
+    saved.write_text('{"segments": {"MAIN_x": [[0, 1, 2]]', encoding="utf-8")  # damaged
+    third = Memory(load_settings(str(root), "UTC"))
+    assert third.index.records() == full_read(third)  # read from the index instead

@@ -94,9 +94,9 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Memory:
         (root / "session" / "dialog" / f"s{i}.jsonl").write_text(_dialog(rng), encoding="utf-8")
     memory = Memory(load_settings(str(root), "UTC"))
     memory.index.sync(force=True)
-    for round_ in range(
-        3
-    ):  # 7 segments: under the 8 that index._merge_small merges  # edits in small commits: more segments, and deleted documents in each
+    # Edits in small commits: more segments, and deleted documents in each (fewer small
+    # segments than segments.merge_small merges, so they stay apart).
+    for round_ in range(3):
         for path in rng.sample(paths, 5):
             path.write_text(_note(rng), encoding="utf-8")
         memory.index.sync(force=True)

@@ -63,7 +63,7 @@ def watched(tmp_path: Path) -> tuple[Memory, Walks]:
     memory.search("warm up")  # builds the index
     memory.search("warm up")  # a plain scan, after which the feed starts
     memory.search("warm up")  # the walk that sets the watches
-    assert memory.index._feed is not None and memory.index._feed.usable
+    assert memory.index._view.feed is not None and memory.index._view.feed.usable
     return memory, Walks(memory)
 
 
@@ -114,7 +114,7 @@ def test_every_kind_of_change_shows_in_the_next_search(watched: tuple[Memory, Wa
     assert found(memory, "kelp") == set()
 
     assert walks.full == 0  # every answer came from the feed, none from a scan
-    assert memory.index._feed is not None and memory.index._feed.usable
+    assert memory.index._view.feed is not None and memory.index._view.feed.usable
 
 
 def test_lost_events_fall_back_to_one_scan(watched: tuple[Memory, Walks]) -> None:
@@ -148,9 +148,8 @@ def test_a_folder_behind_a_symlink_turns_the_feed_off(tmp_path: Path) -> None:
     memory.index.max_scan_interval = 0.0  # scan before every search, however long this machine takes
     for _ in range(3):
         memory.search("warm up")
-    assert (
-        memory.index._feed_tried and memory.index._feed is None
-    )  # one folder under two names: the feed would misplace events
+    # One folder under two names: the feed would misplace events, so it is off.
+    assert memory.index._view.tried and memory.index._view.feed is None
     assert found(memory, "seals") == {"digest/linked/seals.md"}
     other_process("(shelf / 'otter.md').write_text('sea otters')", shelf=root / ".shelf")
     assert found(memory, "otters") == {"digest/linked/otter.md"}  # scans still see everything
