@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,23 @@ def test_nothing_created_until_first_write(tmp_path: Path) -> None:
 def test_kinds_and_dates(path: str, kind: str, day: str | None) -> None:
     assert file_kind(path) == kind
     assert path_date(path) == day
+
+
+def test_lock_excludes_threads_of_one_process(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    counter = tmp_path / "counter.txt"
+    counter.write_text("0", encoding="utf-8")
+
+    def bump() -> None:
+        for _ in range(25):
+            with ws.lock("write"):
+                value = int(counter.read_text(encoding="utf-8"))
+                time.sleep(0.0005)  # a lost update shows if two threads are ever inside at once
+                counter.write_text(str(value + 1), encoding="utf-8")
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counter.read_text(encoding="utf-8") == "200"
