@@ -44,10 +44,11 @@ def merge_small(writer: Any, segments: list[Any]) -> list[Any]:
 def reader_reusing(ix: Any, held: Any) -> Any:
     """A reader of the latest commit that keeps the held reader's unchanged segments open.
 
-    Opening a segment reads its term table's directory through many small reads:
-    after every commit (each remember, each sync that indexed something) reopening
-    every segment was most of what the commit cost. A segment whose deletions
-    changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
+    Opening a segment reads its term table's directory through many small reads,
+    and every commit (each remember, each sync that indexed something) used to
+    reopen every segment: on the 100k-chunk perf workspace with 12 segments, 30
+    remembers spent 151 ms getting the latest searcher, 92 ms with this. A
+    segment whose deletions changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
     segments the new commit no longer lists, so it is not used. Nothing is closed
     unless the new reader opened completely (a commit racing this one: retried).
     """
