@@ -2,9 +2,11 @@
 
 The files are the truth. Each file has one record (its change stamp, links and
 front matter) beside its chunks, committed together, so the index always knows
-exactly which version of which file it holds. Before a search the workspace is
-scanned (throttled by the scan's own cost) and only what changed is re-indexed.
-A missing, corrupt or old-schema index is rebuilt from the files by itself.
+exactly which version of which file it holds (records.py). Before a search the
+files are compared with the records, from a walk or from the kernel's change
+feed (watch.py), and only what changed is re-indexed. A missing, corrupt or
+old-schema index is rebuilt from the files by itself (build.py); queries are
+scored by scoring.py, and segments.py decides which segments are reopened and merged.
 """
 
 from __future__ import annotations
