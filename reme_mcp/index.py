@@ -243,10 +243,10 @@ class MemoryIndex:
             return changed
 
     def _sync_once(self) -> int:
-        if len(self.records()) >= WATCH_MIN_FILES:
+        records = self.records()
+        if len(records) >= WATCH_MIN_FILES:
             self._view.start_watching()  # a workspace this large is known to scan slowly
         files, touched = self._view.files()
-        records = self.records()
         only: set[str] | None = None  # the paths to compare; None: all of them
         if touched is not None and self._records_generation == self._settled_generation:
             self._pending |= touched
