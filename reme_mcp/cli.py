@@ -72,13 +72,15 @@ def serve(
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if transport == "stdio":
+        from reme_mcp.stdio_front import serve as serve_stdio
+
+        serve_stdio(settings)
+        return
+    from reme_mcp.http import load_token, serve_http
     from reme_mcp.server import build_server
 
     server = build_server(settings)
-    if transport == "stdio":
-        server.run("stdio")
-        return
-    from reme_mcp.http import load_token, serve_http
 
     try:
         token = load_token(token_file)
