@@ -100,7 +100,9 @@ def main() -> None:
             "bare SDK (floor)": [sys.executable, str(floor)],
         }
         modes = [("idle", False)] + ([] if args.no_busy else [("one core busy", True)])
-        print(f"spawn to tools/list answer, {args.runs} runs each, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+        print(
+            f"spawn to tools/list answer, {args.runs} runs each, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
+        )
         print(f"{'mode':15} {'server':18} {'median s':>9} {'min s':>7} {'max s':>7}")
         for mode, busy in modes:
             spinner = multiprocessing.Process(target=_spin, daemon=True) if busy else None
@@ -113,9 +115,7 @@ def main() -> None:
                     spinner.terminate()
                     spinner.join()
             for name, values in results.items():
-                print(
-                    f"{mode:15} {name:18} {statistics.median(values):9.3f} {min(values):7.3f} {max(values):7.3f}"
-                )
+                print(f"{mode:15} {name:18} {statistics.median(values):9.3f} {min(values):7.3f} {max(values):7.3f}")
 
 
 if __name__ == "__main__":
