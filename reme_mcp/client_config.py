@@ -11,6 +11,7 @@ relative path would silently point at a different memory.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +54,13 @@ class _Host:
 
 
 def _launch(workspace: Path) -> _Launch:
-    absolute = workspace.expanduser().resolve()
-    return _Launch(LAUNCHER, (PACKAGE, "--workspace", str(absolute)))
+    """The command of the installation running now, by absolute path: hosts start servers
+    with a PATH of their own, and the package is not on the index for `uvx` to fetch yet."""
+    absolute = str(workspace.expanduser().resolve())
+    script = Path(sys.executable).parent / PACKAGE
+    if script.is_file():
+        return _Launch(str(script), ("--workspace", absolute))
+    return _Launch(sys.executable, ("-m", "reme_mcp", "--workspace", absolute))
 
 
 def _json(data: dict[str, Any]) -> str:
@@ -137,9 +143,9 @@ def _deerflow(launch: _Launch) -> str:
 
 
 def _pi(launch: _Launch) -> str:
-    # Pi has no MCP client of its own; the pi-mcp-adapter extension reads this file.
-    # directTools exposes the five tools by name (the skill refers to them), not behind a proxy.
-    return _json({"mcpServers": {SERVER_NAME: {**_stdio_entry(launch), "directTools": True}}})
+    # Pi 1.x's own MCP client reads this file (what `pi mcp add` writes). "direct" offers the
+    # five tools to the model by name; Pi's default "codemode" hides them behind one code tool.
+    return _json({"mcpServers": {SERVER_NAME: {**_stdio_entry(launch), "exposure": "direct"}}})
 
 
 def _dsh(launch: _Launch) -> str:
@@ -180,7 +186,7 @@ _HOSTS: tuple[_Host, ...] = (
     _Host("openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw),
     _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
     _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
-    _Host("pi", "Pi: ~/.pi/agent/mcp.json, read by the pi-mcp-adapter extension (Pi has no native MCP)", _pi),
+    _Host("pi", "Pi 1.x: ~/.pi/agent/mcp.json (or `pi mcp add reme --exposure direct -- COMMAND`)", _pi),
     _Host(
         "dsh",
         "DeepSeek Harness: ~/.dsh/cordis.patch.yml, a @deepseek-ai/dsh-mcp-client entry",
