@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -59,6 +60,13 @@ def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None
 @click.option("--port", default=DEFAULT_HTTP_PORT, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 @click.option("--token-file", type=click.Path(dir_okay=False), help="HTTP: file holding the bearer token.")
 @click.option("--allow-host", multiple=True, help="HTTP: another Host name clients use (DNS-rebinding allowlist).")
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    envvar="REME_INGEST",
+    help="Follow this host's session logs into memory in the background (e.g. claude-code; $REME_INGEST, comma-separated).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -68,6 +76,7 @@ def serve(
     port: int = DEFAULT_HTTP_PORT,
     token_file: str | None = None,
     allow_host: tuple[str, ...] = (),
+    ingest_sources: tuple[str, ...] = (),
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
@@ -75,6 +84,15 @@ def serve(
     from reme_mcp.server import build_server
 
     server = build_server(settings)
+    # Read here too: a bare `reme-mcp` reaches serve through ctx.invoke, which skips envvars.
+    chosen = ingest_sources or (os.environ.get("REME_INGEST", ""),)
+    names = [name.strip() for value in chosen for name in value.split(",") if name.strip()]
+    if names:
+        from reme_mcp.ingest.runner import start_background
+        from reme_mcp.workspace import Workspace
+
+        # Started after tools/list is answered, like the warm-up: never in the way of the handshake.
+        start_background(Workspace(settings.workspace), names, after=server.tools_listed)
     if transport == "stdio":
         server.run("stdio")
         return
@@ -176,6 +194,9 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
             "stale_files": state.stale,
             "files_without_text": state.skipped,
         }
+    from reme_mcp.ingest.cursors import cursor_summary
+
+    report["ingest"] = cursor_summary(memory.ws) or "off (no source imported; see reme-mcp ingest sources)"
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -206,6 +227,11 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
         click.echo(render_config(client, Path(settings.workspace)))
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+from reme_mcp.ingest.cli import ingest  # noqa: E402  (a group of its own, registered here)
+
+cli.add_command(ingest)
 
 
 def main() -> None:
