@@ -21,6 +21,7 @@ DROPPED_TYPES = {
     "reasoning": "thinking",
     "image": "images",
     "input_image": "images",
+    "image_url": "images",
     "document": "attachments",
     "file": "attachments",
 }
@@ -49,7 +50,7 @@ def content_text(content: Any, tally: Tally) -> str:
         if kind in TEXT_TYPES and isinstance(block.get("text"), str):
             parts.append(block["text"])
         else:
-            tally.skipped[DROPPED_TYPES.get(kind, f"{kind or 'untyped'} blocks")] += 1
+            tally.skipped[DROPPED_TYPES.get(kind, f"unknown blocks ({kind or 'untyped'})")] += 1
     return "\n".join(parts)
 
 

@@ -56,7 +56,8 @@ class Hermes(SqliteSource):
                 after = row_id
                 size += len(content or "")
                 if role not in ("user", "assistant"):
-                    tally.skipped["tool results" if role == "tool" else f"{role} messages"] += 1
+                    known = {"tool": "tool results", "system": "system prompts", "developer": "system prompts"}
+                    tally.skipped[known.get(role, f"unknown roles ({role})")] += 1
                     continue
                 turn = make_turn(str(row_id), role, _text(content, tally), iso_time(timestamp), tally)
                 if turn is not None:

@@ -24,6 +24,7 @@ from reme_mcp.ingest.sources.sqlite_base import PAGE, SqliteSource
 
 # A reply not completed after this long will not be (the host died mid-stream).
 _ABANDONED_MS = 10 * 60 * 1000
+_PART_SCAFFOLD = frozenset({"step-start", "step-finish", "snapshot", "agent", "compaction", "subtask", "retry"})
 _PART_DROPS = {"reasoning": "thinking", "tool": "tool calls", "file": "attachments", "patch": "tool calls"}
 
 
@@ -72,7 +73,7 @@ class OpenCode(SqliteSource):
                     return out, [stamp, last_id], size  # still streaming: wait for it
                 stamp, last_id = int(updated or 0), str(message_id)
                 if role not in ("user", "assistant"):
-                    tally.skipped[f"{role} messages"] += 1
+                    tally.skipped[f"unknown roles ({role})"] += 1
                     continue
                 text = self._text(conn, str(message_id), tally)
                 size += len(text)
@@ -94,6 +95,8 @@ class OpenCode(SqliteSource):
                     parts.append(part["text"])
             elif kind in _PART_DROPS:
                 tally.skipped[_PART_DROPS[kind]] += 1
+            elif kind not in _PART_SCAFFOLD:
+                tally.skipped[f"unknown parts ({kind})"] += 1
         return "\n".join(parts)
 
 

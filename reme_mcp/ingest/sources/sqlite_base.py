@@ -49,7 +49,13 @@ class SqliteSource(Source):
                 tally.skipped["databases of an unknown version"] += 1
                 continue
             key = str(db)
-            cursor = book.get(key)
+            stored = book.get(key)
+            inode = db.stat().st_ino
+            # A database replaced by another (restored, recreated) is read again from its start.
+            same = isinstance(stored, dict) and stored.get("inode") == inode
+            if isinstance(stored, dict) and not same:
+                tally.skipped["databases replaced (read again)"] += 1
+            cursor = stored.get("at") if same and isinstance(stored, dict) else None
             try:
                 conn = connect_ro(db)
                 try:
@@ -68,10 +74,10 @@ class SqliteSource(Source):
                 batch.turns.append(turn)
             ordered = list(sessions.values())
             if not ordered:
-                if after != cursor:
-                    yield SessionBatch("", key, bytes_read=size), Pending(key, after)
+                if after != cursor or not same:
+                    yield SessionBatch("", key, bytes_read=size), Pending(key, {"inode": inode, "at": after})
                 continue
             ordered[0].bytes_read = size
             for batch in ordered[:-1]:
                 yield batch, None
-            yield ordered[-1], Pending(key, after)
+            yield ordered[-1], Pending(key, {"inode": inode, "at": after})
