@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from reme_mcp.ingest.keep import kept_text
+from reme_mcp.ingest.keep import kept_text as _kept_text
+from reme_mcp.ingest.keep import redact_turns
+from reme_mcp.ingest.model import Turn
+
+
+def kept_text(text: str) -> str:
+    # What the importer writes: the kept text, then the batch's secrets redacted.
+    return redact_turns([Turn("id", "user", _kept_text(text), "")])[0].text
+
 
 SECRETS = [
     ("key sk-ant-api03-" + "Ab1" * 30 + " ok", "an Anthropic API key"),
@@ -46,6 +54,13 @@ def test_recalled_memory_blocks_go_even_unclosed_or_disguised() -> None:
     disguised = kept_text("hi \uff1creme-context\uff1e trick")
     assert "\uff1creme-context" not in disguised and "trick" in disguised
     assert kept_text(recalled) == ""
+
+
+def test_only_the_turns_with_a_secret_change() -> None:
+    clean = Turn("a", "user", "nothing to hide", "")
+    leaky = Turn("b", "user", "token ghp_" + "A1b2" * 9, "")
+    out = redact_turns([clean, leaky])
+    assert out[0] is clean and out[1].text == "token [redacted: a GitHub token]"
 
 
 def test_binary_blobs_are_dropped() -> None:

@@ -8,8 +8,10 @@ Secrets are redacted in place: the kind is named, the value is never written.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from reme_mcp.boundary import escape
+from reme_mcp.ingest.model import Turn
 from reme_mcp.secrets import find_secret
 
 _BLOCK_RE = re.compile(r"<reme-context\b[^>]{0,500}>.*?(?:</reme-context\s*>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -57,14 +59,25 @@ def _value_replaced(word: str, kind: str) -> str:
     return f"[redacted: {kind}]"
 
 
+def redact_turns(turns: list[Turn]) -> list[Turn]:
+    """`turns` with secrets redacted; one scan of the whole batch when (as usual) there are none."""
+    if not turns or find_secret("\n".join(turn.text for turn in turns)) is None:
+        return turns
+    return [replace(turn, text=redact(turn.text)) if find_secret(turn.text) else turn for turn in turns]
+
+
 def kept_text(text: str) -> str:
-    """The text worth remembering, or "" when nothing is left."""
+    """The text worth remembering, secrets not yet redacted (see `redact_turns`), or "" when nothing is left."""
     if not text:
         return ""
-    text = _BLOCK_RE.sub("", text)
-    text = _DATA_URI_RE.sub(_BINARY, text)
-    text = _BASE64_RE.sub(_BINARY, text)
+    # Cheap tests first: most messages have no tag, no data URI and no long run.
+    if "<" in text:
+        text = _BLOCK_RE.sub("", text)
+    if "base64," in text:
+        text = _DATA_URI_RE.sub(_BINARY, text)
+    if len(text) >= 400:
+        text = _BASE64_RE.sub(_BINARY, text)
     text = escape(text).strip()
     if not text or text == _BINARY:
         return ""
-    return redact(text)
+    return text

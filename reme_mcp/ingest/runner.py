@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,13 +14,14 @@ from pathlib import Path
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.cursors import CursorBook
 from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
+from reme_mcp.ingest.keep import redact_turns
 from reme_mcp.ingest.model import SessionBatch, Tally
 from reme_mcp.ingest.sources import Source, get_source
 from reme_mcp.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
-# How often the cursors of a long pass are saved, in sessions: a kill loses at most this much re-reading.
-_SAVE_EVERY = 500
+# How often the cursors of a long pass are saved, in seconds: a kill costs at most this much re-reading.
+_SAVE_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -76,16 +78,19 @@ class Importer:
         tally = Tally()
         units = self.source.units(self.location)
         total, done, last_unit = len(units), 0, ""
+        saved = time.monotonic()
         for batch, pending in self.source.batches(self.location, units, self.book, tally):
             tally.bytes_read += batch.bytes_read
             self._take(batch, tally)
             if pending is not None and not self.dry_run:
                 self.book.set(pending.key, pending.value)
-            if progress and batch.source_path != last_unit:
+            if batch.source_path != last_unit:
                 last_unit, done = batch.source_path, done + 1
-                progress(min(done, total), total)
-            if self.book.dirty and done % _SAVE_EVERY == 0:
+                if progress:
+                    progress(min(done, total), total)
+            if self.book.dirty and time.monotonic() - saved > _SAVE_EVERY:
                 self.book.save(self.location)
+                saved = time.monotonic()
         self.book.save(self.location)
         return tally
 
@@ -93,6 +98,7 @@ class Importer:
         if not batch.turns or not self.filters.keeps_session(batch):
             return
         turns = [t for t in batch.turns if not self.filters.since or t.created_at[:10] >= self.filters.since]
+        turns = redact_turns(turns)
         target = self.writer.target(SessionBatch(batch.session_id, batch.source_path))
         fresh = self.writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
         if not fresh:
