@@ -70,6 +70,7 @@ class OpenCode(SqliteSource):
                 raw_times = info.get("time")
                 times: dict[str, Any] = raw_times if isinstance(raw_times, dict) else {}
                 if role == "assistant" and not times.get("completed") and now_ms - int(updated or 0) < _ABANDONED_MS:
+                    out.sort(key=lambda row: row[2].created_at)
                     return out, [stamp, last_id], size  # still streaming: wait for it
                 stamp, last_id = int(updated or 0), str(message_id)
                 if role not in ("user", "assistant"):
@@ -81,6 +82,8 @@ class OpenCode(SqliteSource):
                 if turn is not None:
                     out.append((str(session_id), str(project or ""), turn))
             if len(page) < PAGE:
+                # A message's time_updated moves when its reply lands: a dialog reads in the order said.
+                out.sort(key=lambda row: row[2].created_at)
                 return out, [stamp, last_id], size
 
     def _text(self, conn: sqlite3.Connection, message_id: str, tally: Tally) -> str:
