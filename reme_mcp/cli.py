@@ -5,8 +5,10 @@ As thin as the MCP face: every command is a memory operation plus printing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -59,6 +61,13 @@ def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None
 @click.option("--port", default=DEFAULT_HTTP_PORT, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 @click.option("--token-file", type=click.Path(dir_okay=False), help="HTTP: file holding the bearer token.")
 @click.option("--allow-host", multiple=True, help="HTTP: another Host name clients use (DNS-rebinding allowlist).")
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    envvar="REME_INGEST",
+    help="Follow this host's session logs into memory in the background (e.g. claude-code; $REME_INGEST, comma-separated).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -68,10 +77,15 @@ def serve(
     port: int = DEFAULT_HTTP_PORT,
     token_file: str | None = None,
     allow_host: tuple[str, ...] = (),
+    ingest_sources: tuple[str, ...] = (),
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    # Read here too: a bare `reme-mcp` reaches serve through ctx.invoke, which skips envvars.
+    chosen = ingest_sources or (os.environ.get("REME_INGEST", ""),)
+    names = tuple(name.strip() for value in chosen for name in value.split(",") if name.strip())
+    settings = dataclasses.replace(settings, ingest=names)
     if transport == "stdio":
         from reme_mcp.stdio_front import serve as serve_stdio
 
@@ -178,6 +192,9 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
             "stale_files": state.stale,
             "files_without_text": state.skipped,
         }
+    from reme_mcp.ingest.cursors import cursor_summary
+
+    report["ingest"] = cursor_summary(memory.ws) or "off (no source imported; see reme-mcp ingest sources)"
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -236,6 +253,11 @@ def skill_install(host: str | None, directory: str | None) -> None:
     except (SkillError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"installed the reme-memory skill in {target}")
+
+
+from reme_mcp.ingest.cli import ingest  # noqa: E402  (a group of its own, registered here)
+
+cli.add_command(ingest)
 
 
 def main() -> None:

@@ -25,6 +25,8 @@ class Settings:
     # Upper bound on how long a search may reuse the last scan of the files.
     # The scan is also throttled by its own cost (see index.SyncThrottle).
     sync_interval: float = 2.0
+    # Host session-log sources followed into memory while serving (`--ingest`, REME_INGEST).
+    ingest: tuple[str, ...] = ()
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()

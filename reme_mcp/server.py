@@ -229,4 +229,10 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
     server.tools_listed = threading.Event()
     if warm_up:
         memory.warm_up(after=server.tools_listed)
+    if settings.ingest:
+        from reme_mcp.ingest.runner import start_background
+        from reme_mcp.workspace import Workspace
+
+        # Started after tools/list is answered, like the warm-up: never in the way of the handshake.
+        start_background(Workspace(settings.workspace), list(settings.ingest), after=server.tools_listed)
     return server

@@ -1,0 +1,186 @@
+"""One pass over a source (backfill), the follow loop (watch), and the server's background thread."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from reme_mcp.errors import ReMeError
+from reme_mcp.ingest.cursors import CursorBook
+from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
+from reme_mcp.ingest.keep import redact_turns
+from reme_mcp.ingest.model import SessionBatch, Tally
+from reme_mcp.ingest.sources import Source, get_source
+from reme_mcp.workspace import Workspace
+
+log = logging.getLogger("reme_mcp.ingest")
+# How often the cursors of a long pass are saved, in seconds: a kill costs at most this much re-reading.
+_SAVE_EVERY = 5.0
+
+
+@dataclass(frozen=True)
+class Filters:
+    since: str = ""  # YYYY-MM-DD: only messages from that day on
+    project: str = ""  # only sessions whose working folder is this one or inside it
+
+    @property
+    def active(self) -> bool:
+        return bool(self.since or self.project)
+
+    def keeps_session(self, batch: SessionBatch) -> bool:
+        if not self.project:
+            return True
+        if not batch.project:
+            return False
+        project = Path(batch.project)
+        wanted = Path(self.project)
+        return project == wanted or project.is_relative_to(wanted)
+
+
+class Importer:
+    """Reads one source into one workspace; the cursors persist between passes."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        source: Source,
+        location: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        dry_run: bool = False,
+        filters: Filters = Filters(),
+    ) -> None:
+        self.ws = ws
+        self.source = source
+        self.location = location if location is not None else source.default_location(env or os.environ)
+        self.dry_run = dry_run
+        self.filters = filters
+        self.book = CursorBook(ws, source.name)
+        self.writer = DialogWriter(ws, source.host, source.name)
+        if dry_run or filters.active:
+            # A dry run writes nothing, and a filtered pass must not move the cursors past what it left out.
+            self.book.save = lambda location: None  # type: ignore[method-assign]
+
+    def problem(self) -> str | None:
+        return self.source.problem(self.location)
+
+    def run_once(self, progress: Callable[[int, int], None] | None = None) -> Tally:
+        """Import everything new since the cursors; raises ReMeError with one line when the source is unusable."""
+        trouble = self.problem()
+        if trouble:
+            raise ReMeError(trouble)
+        tally = Tally()
+        units = self.source.units(self.location)
+        total, done, last_unit = len(units), 0, ""
+        saved = time.monotonic()
+        for batch, pending in self.source.batches(self.location, units, self.book, tally):
+            tally.bytes_read += batch.bytes_read
+            self._take(batch, tally)
+            if pending is not None and not self.dry_run:
+                self.book.set(pending.key, pending.value)
+            if batch.source_path != last_unit:
+                last_unit, done = batch.source_path, done + 1
+                if progress:
+                    progress(min(done, total), total)
+            if self.book.dirty and time.monotonic() - saved > _SAVE_EVERY:
+                self.book.save(self.location)
+                saved = time.monotonic()
+        self.book.save(self.location)
+        return tally
+
+    def _take(self, batch: SessionBatch, tally: Tally) -> None:
+        if not batch.turns or not self.filters.keeps_session(batch):
+            return
+        turns = [t for t in batch.turns if not self.filters.since or t.created_at[:10] >= self.filters.since]
+        turns = redact_turns(turns)
+        target = self.writer.target(SessionBatch(batch.session_id, batch.source_path))
+        fresh = self.writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
+        if not fresh:
+            return
+        tally.sessions += 1
+        for turn in fresh:
+            tally.add_turn(turn)
+        if not self.dry_run:
+            self.writer.append(batch, fresh, target)
+
+    def watch(
+        self, stop: threading.Event, interval: float = 0.5, on_pass: Callable[[Tally], None] | None = None
+    ) -> None:
+        """Pass after pass until `stop` is set; a pass that fails is logged and retried."""
+        while not stop.is_set():
+            try:
+                tally = self.run_once()
+            except (ReMeError, OSError) as exc:
+                log.warning("reme-mcp ingest %s: %s", self.source.name, exc)
+                stop.wait(max(interval, 5.0))
+                continue
+            if on_pass is not None:
+                on_pass(tally)
+            stop.wait(interval)
+
+
+def available(source: Source, location: Path) -> Tally:
+    """Everything `source` holds at `location`, read past no cursor and written nowhere."""
+    tally = Tally()
+    book = CursorBook(Workspace(Path(os.devnull)), source.name, load=False)
+    for batch, _pending in source.batches(location, source.units(location), book, tally):
+        tally.bytes_read += batch.bytes_read
+        if batch.turns:
+            tally.sessions += 1
+            for turn in batch.turns:
+                tally.add_turn(turn)
+    return tally
+
+
+def imported_summary(ws: Workspace, source: Source) -> tuple[int, int]:
+    """Sessions and messages already imported from `source` (dialog files and their lines)."""
+    folder = ws.root / DIALOG_DIR / source.host
+    sessions = messages = 0
+    if folder.is_dir():
+        for path in folder.glob("*.jsonl"):
+            sessions += 1
+            try:
+                with path.open("rb") as fh:
+                    messages += sum(1 for line in fh if line.strip())
+            except OSError:
+                continue
+    return sessions, messages
+
+
+def start_background(
+    ws: Workspace, names: list[str], after: threading.Event | None = None, at_most: float = 10.0
+) -> threading.Event:
+    """Follow the named sources in a daemon thread, started once `after` is set (tools/list answered)."""
+    stop = threading.Event()
+    importers: list[Importer] = []
+    for name in names:
+        try:
+            importers.append(Importer(ws, get_source(name)))
+        except KeyError as exc:
+            print(f"reme-mcp: --ingest: {exc.args[0]}", file=sys.stderr)
+
+    def run() -> None:
+        if after is not None:
+            after.wait(at_most)
+        for importer in importers:
+            trouble = importer.problem()
+            if trouble:
+                print(f"reme-mcp: ingest: {trouble}", file=sys.stderr)
+        while not stop.is_set():
+            for importer in importers:
+                if importer.problem() is None:
+                    try:
+                        importer.run_once()
+                    except Exception as exc:  # a bad log must never take the server down
+                        log.warning("reme-mcp ingest %s: %s", importer.source.name, exc)
+            stop.wait(1.0)
+
+    if importers:
+        threading.Thread(target=run, name="reme-ingest", daemon=True).start()
+    return stop
