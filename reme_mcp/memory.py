@@ -39,6 +39,7 @@ from reme_mcp.models import (
     SearchHit,
     SearchResult,
     TraverseResult,
+    shown_query,
 )
 from reme_mcp.secrets import find_secret
 from reme_mcp.workspace import MAX_INDEXED_BYTES, PRIVATE_DIRS, Workspace, is_text_file
@@ -81,7 +82,7 @@ class Memory:
         prefix = self._prefix(path_prefix) if path_prefix else None
         text = query[:MAX_QUERY_CHARS]
         if not self.ws.root.is_dir():
-            return SearchResult(query=query, results=[], total_hits=0, truncated=False)
+            return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
         tokens = self.index.query_tokens(text)  # analysed once: for the query and for the snippets
         hits, total = self.index.search(tokens, limit, start, end, prefix)
@@ -103,7 +104,9 @@ class Memory:
                     snippet=boundary.wrap(snippet, "search"),
                 )
             )
-        return SearchResult(query=query, results=results, total_hits=max(total, len(results)), truncated=truncated)
+        return SearchResult(
+            query=shown_query(query), results=results, total_hits=max(total, len(results)), truncated=truncated
+        )
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""
@@ -205,7 +208,8 @@ class Memory:
 
     def _node(self, path: str, depth: int) -> GraphNode:
         record = self.index.records().get(path)
-        exists = (self.ws.root / path).is_file() if record is None else True
+        # A link target is a string from a file: only a path the walk would serve may be looked up.
+        exists = record is not None or self.ws.entry(path) is not None
         return GraphNode(
             path=path,
             kind="file",
@@ -220,6 +224,7 @@ class Memory:
         records = self.index.records()
         nodes = {start: self._node(start, 0)}
         edges: list[GraphEdge] = []
+        seen_edges: set[tuple[str, str]] = set()  # a set: `in` over the edge models was quadratic
         queue = deque([(start, 0)])
         omitted = 0
         while queue:
@@ -238,7 +243,9 @@ class Memory:
                 if len(nodes) >= MAX_NODES and other not in nodes:
                     omitted += 1
                     continue
-                if edge not in edges:
+                key = (edge.source, edge.target)
+                if key not in seen_edges:
+                    seen_edges.add(key)
                     edges.append(edge)
                 if other not in nodes:
                     nodes[other] = self._node(other, level + 1)
