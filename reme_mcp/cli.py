@@ -192,8 +192,15 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
 @_workspace_option
 @click.argument("client", required=False)
 @click.option("--list", "list_all", is_flag=True, help="List the clients a snippet can be printed for.")
+@click.option(
+    "--launcher",
+    type=click.Choice(["installed", "uvx"]),
+    default="installed",
+    show_default=True,
+    help="installed: the absolute command of this installation; uvx: `uvx reme-mcp` (needs reme-mcp on PyPI).",
+)
 @click.pass_context
-def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, list_all: bool) -> None:
+def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, list_all: bool, launcher: str) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
     from reme_mcp.client_config import UnknownClientError, list_clients, render_config
 
@@ -203,7 +210,7 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
         return
     settings = _settings(ctx, workspace)
     try:
-        click.echo(render_config(client, Path(settings.workspace)))
+        click.echo(render_config(client, Path(settings.workspace), launcher), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 

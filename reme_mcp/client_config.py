@@ -11,6 +11,7 @@ relative path would silently point at a different memory.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,15 @@ import yaml
 SERVER_NAME = "reme"
 """The key every snippet registers the server under; hosts show tools as ``<host prefix>reme...``."""
 
-LAUNCHER = "uvx"
-"""Runs the published package in its own cached environment, as the plugin manifests do."""
-
 PACKAGE = "reme-mcp"
+
+LAUNCHERS = ("installed", "uvx")
+"""``installed``: the absolute command of the installation printing the snippet (works today);
+``uvx``: ``uvx reme-mcp``, which needs reme-mcp published on the package index."""
+
+HERMES_DISCOVERY_TIMEOUT = 10.0
+"""Hermes waits ``mcp_discovery_timeout`` (1.5 s by default) for servers before the first turn,
+then runs the whole session without the tools that were late."""
 
 DESCRIPTION = "Long-term memory kept as plain files in a ReMe workspace"
 
@@ -52,9 +58,29 @@ class _Host:
     render: Callable[[_Launch], str]
 
 
-def _launch(workspace: Path) -> _Launch:
+def installed_command() -> list[str]:
+    """The absolute command that starts this very installation of reme-mcp.
+
+    The console script beside the interpreter when there is one (a venv's or pipx's
+    bin folder), else the interpreter itself with ``-m reme_mcp``. The interpreter path
+    is kept as it is, not resolved: resolving a venv's python symlink leaves the venv.
+    """
+    python = Path(sys.executable).absolute()
+    script = python.with_name(PACKAGE)
+    if script.is_file():
+        return [str(script)]
+    return [str(python), "-m", "reme_mcp"]
+
+
+def _launch(workspace: Path, launcher: str) -> _Launch:
     absolute = workspace.expanduser().resolve()
-    return _Launch(LAUNCHER, (PACKAGE, "--workspace", str(absolute)))
+    # Always --workspace, never REME_* in env: OpenClaw and Hermes start servers with only
+    # HOME, PATH, SHELL and TERM, whatever the user's shell holds.
+    tail = ("--workspace", str(absolute))
+    if launcher == "uvx":
+        return _Launch("uvx", (PACKAGE, *tail))
+    command, *args = installed_command()
+    return _Launch(command, (*args, *tail))
 
 
 def _json(data: dict[str, Any]) -> str:
@@ -101,6 +127,9 @@ def _codex(launch: _Launch) -> str:
         f"args = [{args}]\n"
         # The first `uvx` run downloads the package; Codex's 10 s default is too short for it.
         "startup_timeout_sec = 60\n"
+        # Codex gives an optional server about a second before the first turn, then goes on
+        # without its tools; a required one is waited for (and a failure to start is reported).
+        "required = true\n"
     )
 
 
@@ -122,7 +151,8 @@ def _openclaw(launch: _Launch) -> str:
 
 
 def _hermes(launch: _Launch) -> str:
-    return _yaml({"mcp_servers": {SERVER_NAME: _stdio_entry(launch)}}, "~/.hermes/config.yaml")
+    data = {"mcp_discovery_timeout": HERMES_DISCOVERY_TIMEOUT, "mcp_servers": {SERVER_NAME: _stdio_entry(launch)}}
+    return _yaml(data, "~/.hermes/config.yaml")
 
 
 def _deerflow(launch: _Launch) -> str:
@@ -137,9 +167,9 @@ def _deerflow(launch: _Launch) -> str:
 
 
 def _pi(launch: _Launch) -> str:
-    # Pi has no MCP client of its own; the pi-mcp-adapter extension reads this file.
-    # directTools exposes the five tools by name (the skill refers to them), not behind a proxy.
-    return _json({"mcpServers": {SERVER_NAME: {**_stdio_entry(launch), "directTools": True}}})
+    # Pi 1.x's own MCP client reads ~/.pi/agent/mcp.json. "direct" declares the five tools to
+    # the model like built-in ones (mcp__reme__search); its default, codemode, hides them.
+    return _json({"mcpServers": {SERVER_NAME: {**_stdio_entry(launch), "exposure": "direct"}}})
 
 
 def _dsh(launch: _Launch) -> str:
@@ -180,7 +210,7 @@ _HOSTS: tuple[_Host, ...] = (
     _Host("openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw),
     _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
     _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
-    _Host("pi", "Pi: ~/.pi/agent/mcp.json, read by the pi-mcp-adapter extension (Pi has no native MCP)", _pi),
+    _Host("pi", "Pi 1.x: ~/.pi/agent/mcp.json (or `pi mcp add`), exposure direct", _pi),
     _Host(
         "dsh",
         "DeepSeek Harness: ~/.dsh/cordis.patch.yml, a @deepseek-ai/dsh-mcp-client entry",
@@ -196,10 +226,15 @@ def list_clients() -> list[tuple[str, str]]:
     return [(host.id, host.description) for host in _HOSTS]
 
 
-def render_config(client: str, workspace: Path) -> str:
-    """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format."""
+def render_config(client: str, workspace: Path, launcher: str = "installed") -> str:
+    """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
+
+    ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``.
+    """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
         accepted = ", ".join(_BY_ID)
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
-    return host.render(_launch(workspace))
+    if launcher not in LAUNCHERS:
+        raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
+    return host.render(_launch(workspace, launcher))

@@ -6,7 +6,9 @@ Start-up is kept lean: the index and its dependencies load on the first call
 
 from __future__ import annotations
 
+import inspect
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio.to_thread
@@ -121,12 +123,32 @@ async def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise ToolError(os_error_line(exc, getattr(fn, "__name__", "the call"))) from None
 
 
+def _tool(server: MCPServer, **options: Any) -> Callable[[Any], Any]:
+    """`server.tool`, with the docstring dedented: models otherwise see the source's indentation."""
+
+    def register(fn: Any) -> Any:
+        return server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **options)(fn)
+
+    return register
+
+
+# MCPServer registers prompt and resource handlers of its own; with them it advertises the
+# capabilities, and OpenClaw, Hermes and Pi then offer the model empty wrapper tools.
+UNUSED_METHODS = ("prompts/", "resources/", "completion/")
+
+
+def _drop_unused_capabilities(server: MCPServer) -> None:
+    handlers = server._lowlevel_server._request_handlers
+    for method in [m for m in handlers if m.startswith(UNUSED_METHODS)]:
+        del handlers[method]
+
+
 def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
     """The MCP server over one workspace."""
     memory = LazyMemory(settings)
     server = MemoryServer("reme-mcp", title="ReMe memory", version=__version__, instructions=INSTRUCTIONS)
 
-    @server.tool(title="Search memory", annotations=READ_ONLY)
+    @_tool(server, title="Search memory", annotations=READ_ONLY)
     async def search(
         query: Annotated[
             str, Field(description="What to look for, in any language; a few distinctive words work best.")
@@ -148,7 +170,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
         )
         return _result(result, result.render())
 
-    @server.tool(title="Read a memory file", annotations=READ_ONLY)
+    @_tool(server, title="Read a memory file", annotations=READ_ONLY)
     async def read(
         path: Annotated[str, Field(description="Workspace-relative path, e.g. daily/2026-11-28/go-backend.md.")],
         start_line: Annotated[int | None, Field(ge=1, description="First line to read (1-based).")] = None,
@@ -161,7 +183,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
         result: ReadResult = await _run(memory.get().read, path, start_line, end_line, max_chars)
         return _result(result, result.render())
 
-    @server.tool(title="Walk memory links and folders", annotations=READ_ONLY)
+    @_tool(server, title="Walk memory links and folders", annotations=READ_ONLY)
     async def traverse(
         path: Annotated[str, Field(description="A file or a folder; empty for the workspace root.")] = "",
         depth: Annotated[int, Field(ge=1, le=3, description="How far to go (1-3).")] = 1,
@@ -174,7 +196,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
         result: TraverseResult = await _run(memory.get().traverse, path, depth, direction)
         return _result(result, boundary.wrap(result.render(), "traverse"))
 
-    @server.tool(title="List notes by day", annotations=READ_ONLY)
+    @_tool(server, title="List notes by day", annotations=READ_ONLY)
     async def daily_list(
         date: Annotated[str | None, Field(description="One day (YYYY-MM-DD); empty string for today.")] = None,
         start_date: Annotated[Date | None, Field(description="First day of a range.")] = None,
@@ -185,7 +207,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
         result: DailyListResult = await _run(memory.get().daily_list, date, start_date, end_date, limit)
         return _result(result, boundary.wrap(result.render(), "daily_list"))
 
-    @server.tool(title="Remember (writes a note to memory)", annotations=WRITES)
+    @_tool(server, title="Remember (writes a note to memory)", annotations=WRITES)
     async def remember(
         content: Annotated[str, Field(description="The durable fact, decision or preference, in Markdown.")],
         name: Annotated[
@@ -205,6 +227,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
         result: RememberResult = await _run(memory.get().remember, content, name, description, date, tags, request_id)
         return _result(result, result.render())
 
+    _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
     if warm_up:
         memory.warm_up(after=server.tools_listed)

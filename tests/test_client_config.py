@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reme_mcp.client_config import UnknownClientError, list_clients, render_config
+from reme_mcp.client_config import UnknownClientError, installed_command, list_clients, render_config
 
 ALL_CLIENTS = [
     "claude-code",
@@ -83,10 +85,18 @@ def test_list_clients_covers_every_host_with_a_file_named() -> None:
 
 @pytest.mark.parametrize("client", ALL_CLIENTS)
 def test_snippet_parses_and_starts_reme_mcp_on_the_absolute_workspace(client: str, workspace: Path) -> None:
-    text = render_config(client, workspace)
-    entry = _server_entry(client, _parse(client, text))
-    assert _argv(client, entry) == ["uvx", "reme-mcp", "--workspace", str(workspace.resolve())]
-    assert Path(_argv(client, entry)[-1]).is_absolute()
+    entry = _server_entry(client, _parse(client, render_config(client, workspace)))
+    assert _argv(client, entry) == [*installed_command(), "--workspace", str(workspace.resolve())]
+    assert Path(_argv(client, entry)[0]).is_absolute()
+    published = _server_entry(client, _parse(client, render_config(client, workspace, "uvx")))
+    assert _argv(client, published) == ["uvx", "reme-mcp", "--workspace", str(workspace.resolve())]
+
+
+def test_installed_command_is_this_installation() -> None:
+    done = subprocess.run([*installed_command(), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.startswith("reme-mcp, version")
+    command = installed_command()
+    assert command[0] == str(Path(sys.executable).with_name("reme-mcp")) or command[1:] == ["-m", "reme_mcp"]
 
 
 @pytest.mark.parametrize("client", ALL_CLIENTS)
@@ -105,16 +115,24 @@ def test_host_specific_keys(workspace: Path) -> None:
     assert deerflow["enabled"] is True and deerflow["type"] == "stdio"
     codex = _parse("codex", render_config("codex", workspace))["mcp_servers"]["reme"]
     assert codex["startup_timeout_sec"] >= 30
+    assert codex["required"] is True  # else Codex starts the first turn without the tools
+    hermes = _parse("hermes", render_config("hermes", workspace))
+    assert hermes["mcp_discovery_timeout"] >= 5
     dsh = _server_entry("dsh", _parse("dsh", render_config("dsh", workspace)))
     assert dsh["transport"] == "stdio" and dsh["serverName"] == "reme"
     pi = _parse("pi", render_config("pi", workspace))["mcpServers"]["reme"]
-    assert pi["directTools"] is True
+    assert pi["exposure"] == "direct"
 
 
 def test_toml_escapes_quotes_and_backslashes(tmp_path: Path) -> None:
     odd = tmp_path / 'a "quoted" \\ name'
     entry = tomllib.loads(render_config("codex", odd))["mcp_servers"]["reme"]
     assert entry["args"][-1] == str(odd.resolve())
+
+
+def test_unknown_launcher_is_refused(workspace: Path) -> None:
+    with pytest.raises(UnknownClientError, match="installed, uvx"):
+        render_config("codex", workspace, "npx")
 
 
 def test_client_names_are_case_insensitive(workspace: Path) -> None:
@@ -130,3 +148,45 @@ def test_unknown_client_is_a_one_line_error_naming_the_accepted_clients(workspac
     for client in ALL_CLIENTS:
         assert client in message
     assert isinstance(caught.value, ValueError)
+
+
+def _handshake(argv: list[str]) -> list[str]:
+    """Start a server as a host would and return the names of the tools it lists."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    wire = "".join(json.dumps(request) + "\n" for request in requests)
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(wire)
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert answers[0]["result"]["serverInfo"]["name"] == "reme-mcp", answers
+    return [tool["name"] for tool in answers[1]["result"]["tools"]]
+
+
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+
+
+def test_every_printed_snippet_starts_a_server_with_five_tools(tmp_path: Path) -> None:
+    """What `reme-mcp config CLIENT` prints, started exactly as the host would start it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workspace = tmp_path / "memory"
+
+    def printed(client: str) -> list[str]:
+        argv = [*installed_command(), "config", client, "--workspace", str(workspace)]
+        text = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout
+        return _argv(client, _server_entry(client, _parse(client, text)))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        commands = list(pool.map(printed, ALL_CLIENTS))
+        listed = list(pool.map(_handshake, commands))
+    for client, tools in zip(ALL_CLIENTS, listed, strict=True):
+        assert sorted(tools) == ["daily_list", "read", "remember", "search", "traverse"], client

@@ -80,8 +80,9 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     assert server["type"] == "stdio"
     # §7.2.1: one bare executable token, never a shell string or a path, never expanded.
     assert re.fullmatch(r"[A-Za-z0-9._-]+", server["command"]), server["command"]
+    # The plugin runs the code it ships (no package index needed), built by uv from the plugin root.
     assert server["command"] == "uvx"
-    assert server["args"][0] == f"reme-mcp@{_project_version()}"
+    assert server["args"][:3] == ["--from", "${PLUGIN_ROOT}", "reme-mcp"]
     # §9.2: only ${PLUGIN_ROOT} and ${PLUGIN_DATA} exist, and only in args, env values and cwd.
     for value in [*server.get("args", []), *server.get("env", {}).values(), server.get("cwd", "")]:
         assert set(PLACEHOLDER.findall(value)) <= {"PLUGIN_ROOT", "PLUGIN_DATA"}, value
@@ -102,7 +103,7 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
     assert list(servers) == ["reme"]
     server = servers["reme"]
     assert server["command"] == "uvx"
-    assert server["args"] == [f"reme-mcp@{_project_version()}"]
+    assert server["args"] == ["--from", "${CLAUDE_PLUGIN_ROOT}", "reme-mcp"]
     # A user's REME_WORKSPACE wins; otherwise the plugin's own persistent data directory.
     assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-${CLAUDE_PLUGIN_DATA}/workspace}"
     # Claude Code also loads a root .mcp.json, both as the plugin's and as this project's:
@@ -128,7 +129,10 @@ def test_codex_plugin_points_at_the_skill_and_the_server() -> None:
     assert (ROOT / plugin["skills"] / "reme-memory" / "SKILL.md").is_file()
     assert plugin["mcpServers"] == "./mcp.json"
     assert plugin["interface"]["displayName"]
-    assert len(plugin["interface"].get("defaultPrompt", [])) <= 3
+    prompts = plugin["interface"].get("defaultPrompt", [])
+    assert len(prompts) <= 3
+    # A suggested prompt must not hand the model the value that proves memory works.
+    assert not [prompt for prompt in prompts if "蓝鲸" in prompt or "731" in prompt]
 
 
 def test_codex_marketplace_lists_this_plugin() -> None:

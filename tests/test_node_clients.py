@@ -22,17 +22,26 @@ from typing import Any
 
 import pytest
 
+from tests.hosts.cache import uv_bin
+
 pytestmark = pytest.mark.node
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / "tests" / "node"
-PLUGIN_FILES = ("plugin.json", "mcp.json", ".claude-plugin", ".codex-plugin", ".agents", "skills")
+# What a plugin install copies: the manifests, the skill, and the code uv builds the server from.
+PLUGIN_FILES = (
+    "plugin.json",
+    "mcp.json",
+    ".claude-plugin",
+    ".codex-plugin",
+    ".agents",
+    "skills",
+    "pyproject.toml",
+    "README.md",
+    "reme_mcp",
+)
 TOOLS = {"search", "read", "traverse", "daily_list", "remember"}
 PASSPHRASE = "蓝鲸-731"
-
-
-def _version() -> str:
-    return str(json.loads((ROOT / "plugin.json").read_text(encoding="utf-8"))["version"])
 
 
 def _cache_root() -> Path:
@@ -176,7 +185,7 @@ def plugin_copy(tmp_path: Path) -> Path:
     for name in PLUGIN_FILES:
         source = ROOT / name
         if source.is_dir():
-            shutil.copytree(source, target / name)
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, target / name)
     return target
@@ -207,41 +216,27 @@ def test_claude_mcp_add_then_list_reports_connected(node_env: Path, tmp_path: Pa
     assert "Connected" in line, out
 
 
-def _uvx_shim(tmp_path: Path) -> Path:
-    """A stand-in for `uvx` that runs this checkout, after checking the pinned package spec."""
-    shim_dir = tmp_path / "bin"
-    shim_dir.mkdir()
-    shim = shim_dir / "uvx"
-    shim.write_text(
-        "#!/bin/sh\n"
-        f'[ "$1" = "reme-mcp@{_version()}" ] || {{ echo "unexpected package spec: $1" >&2; exit 2; }}\n'
-        "shift\n"
-        f'printf "%s\\n" "$REME_WORKSPACE" > "{shim_dir / "workspace.txt"}"\n'
-        f'PYTHONPATH="{ROOT}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -m reme_mcp "$@"\n',
-        encoding="utf-8",
-    )
-    shim.chmod(0o755)
-    return shim_dir
+def _with_uv(env: dict[str, str]) -> dict[str, str]:
+    """The real uv/uvx from PyPI first on PATH: the plugins launch `uvx --from <plugin root>`."""
+    return {**env, "PATH": f"{uv_bin()}{os.pathsep}{env.get('PATH', '')}"}
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="the uvx stand-in is a POSIX shell script")
 def test_claude_marketplace_install_starts_one_connected_server(
     node_env: Path, plugin_copy: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = _isolated_env(home, path_prefix=_uvx_shim(tmp_path))
+    env = _with_uv(_isolated_env(home))
     claude = _bin(node_env, "claude")
     _run([claude, "plugin", "marketplace", "add", str(plugin_copy)], env=env, cwd=tmp_path)
     _run([claude, "plugin", "install", "reme-mcp@reme-mcp"], env=env, cwd=tmp_path)
+    # The first start builds the plugin's own code with uv (no package index entry needed).
     out = _run([claude, "mcp", "list"], env=env, cwd=tmp_path)
     servers = [line for line in out.splitlines() if "reme" in line and ":" in line]
     assert len(servers) == 1, out  # the plugin's server, once: no second copy from a root .mcp.json
     assert servers[0].startswith("plugin:reme-mcp:reme") and "Connected" in servers[0], out
-    # With no REME_WORKSPACE of the user's, the memory lives in the plugin's data directory.
-    workspace = Path((tmp_path / "bin" / "workspace.txt").read_text(encoding="utf-8").strip())
-    assert workspace.name == "workspace"
-    assert workspace.parent.parent == home / ".claude" / "plugins" / "data"
+    # A local marketplace's plugin runs from its folder: the code it ships, not the package index's.
+    assert f"uvx --from {plugin_copy} reme-mcp" in servers[0], out
 
 
 def test_codex_plugin_and_mcp_add(node_env: Path, plugin_copy: Path, tmp_path: Path) -> None:
@@ -254,12 +249,15 @@ def test_codex_plugin_and_mcp_add(node_env: Path, plugin_copy: Path, tmp_path: P
     listed = {server["name"]: server for server in json.loads(_run([codex, "mcp", "list", "--json"], env=env))}
     transport = listed["reme"]["transport"]
     assert transport["command"] == "uvx"
-    assert transport["args"][0] == f"reme-mcp@{_version()}"
+    assert transport["args"][0] == "--from" and transport["args"][2] == "reme-mcp"
+    plugin_root = Path(transport["args"][1])
+    assert plugin_root.is_relative_to(home / ".codex" / "plugins"), plugin_root
+    assert (plugin_root / "pyproject.toml").is_file() and (plugin_root / "reme_mcp" / "server.py").is_file()
     workspace = transport["args"][transport["args"].index("--workspace") + 1]
     assert workspace.startswith(str(home / ".codex" / "plugins" / "data")) and workspace.endswith("/workspace")
 
     _run([codex, "plugin", "remove", "reme-mcp@reme-mcp"], env=env, cwd=tmp_path)
     memory = tmp_path / "memory"
-    _run([codex, "mcp", "add", "reme", "--", "uvx", "reme-mcp", "--workspace", str(memory)], env=env)
+    _run([codex, "mcp", "add", "reme", "--", sys.executable, "-m", "reme_mcp", "--workspace", str(memory)], env=env)
     listed = {server["name"]: server for server in json.loads(_run([codex, "mcp", "list", "--json"], env=env))}
-    assert listed["reme"]["transport"]["args"] == ["reme-mcp", "--workspace", str(memory)]
+    assert listed["reme"]["transport"]["args"] == ["-m", "reme_mcp", "--workspace", str(memory)]
