@@ -18,20 +18,26 @@ from typing import Any
 
 import yaml
 
-from reme_mcp.documents import split_front_matter
+from reme_mcp.documents import body_hash, split_front_matter
 from reme_mcp.errors import ReMeError, shown
-from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
+from reme_mcp.workspace import DATE_RE, Workspace, file_stamp, read_regular
 
 BLOCK_START = "<!-- notes:auto -->"
 BLOCK_END = "<!-- /notes:auto -->"
 _HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
 _FORBIDDEN_CHARS = set('<>:"/\\|?*')
+# Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
 _DEVICE_NAMES = frozenset(
-    {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 10)} | {f"LPT{i}" for i in range(1, 10)}
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{port}{d}" for port in ("COM", "LPT") for d in "0123456789\u00b9\u00b2\u00b3"}
 )
+# Characters that break the day index's [[link]] or Markdown around it.
+_LINK_BREAKING = ("#", "[", "]", "^")
 MAX_NAME_CHARS = 80
-# A note's front matter by path, with the change stamp it was parsed at (see read_day_notes).
-NoteMetaCache = dict[str, tuple[str, dict[str, Any]]]
+# UTF-8 bytes: the file name adds "-NN.md" and the temp name ".<name>.tmp-<12 hex>" to NAME_MAX 255.
+MAX_NAME_BYTES = 200
+# A note's front matter and body hash by path, with the change stamp they were read at (see read_day_notes).
+NoteMetaCache = dict[str, tuple[str, dict[str, Any], str]]
 
 
 def parse_date(value: str, what: str = "date") -> str:
@@ -65,14 +71,22 @@ def check_note_name(name: str) -> str:
         problem = "it starts or ends with white space"
     elif any(ch in _FORBIDDEN_CHARS or unicodedata.category(ch) == "Cc" for ch in name):
         problem = 'it contains one of < > : " / \\ | ? * or a control character'
+    elif any(unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Co", "Cs", "Cn") for ch in name):
+        problem = (
+            "it contains an invisible, direction-changing or unassigned character (such as U+200B, U+202E, U+FEFF)"
+        )
+    elif any(mark in name for mark in _LINK_BREAKING):
+        problem = "it contains # [ ] or ^, which break the day index's [[link]]"
     elif name.endswith("."):
         problem = "it ends with a dot"
-    elif name.split(".")[0].upper() in _DEVICE_NAMES:
+    elif name.split(".")[0].rstrip().upper() in _DEVICE_NAMES:
         problem = "it is a Windows device name"
     elif name.startswith("."):
         problem = "it starts with a dot (hidden files are not notes)"
     elif len(name) > MAX_NAME_CHARS:
         problem = f"it is longer than {MAX_NAME_CHARS} characters"
+    elif len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        problem = f"it is {len(name.encode('utf-8'))} bytes in UTF-8, and at most {MAX_NAME_BYTES} fit a file name"
     if problem:
         raise ReMeError(f"note name {shown(name)} is not accepted: {problem}; use a short name such as go-backend")
     return name
@@ -92,6 +106,8 @@ def derive_name(content: str) -> str:
             break
         name = candidate
     name = name.strip("-.") or "note"
+    while len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        name = name[:-1]
     if name.split(".")[0].upper() in _DEVICE_NAMES:
         name = f"{name}-note"
     return name
@@ -115,7 +131,8 @@ def day_index_line(path: str, meta: dict[str, Any]) -> str:
     """One note's line in the block, exactly as ReMe renders it: link, name, description, other keys.
 
     Values are written as ReMe writes them (`str(value)` with new lines as spaces), so
-    ReMe's refresh and ours produce the same bytes and never flip-flop the file.
+    ReMe's refresh and ours produce the same bytes and never flip-flop the file. A block
+    marker inside a value is defused, so a note cannot end or open the block.
     """
     keys: list[str] = [k for k in ("name", "description") if k in meta]
     keys += [k for k in meta if k not in _HIDDEN_KEYS]
@@ -124,23 +141,28 @@ def day_index_line(path: str, meta: dict[str, Any]) -> str:
         value = meta[key]
         if value is not None and value != "":
             parts.append(f"{key}: {str(value).replace(chr(10), ' ')}")
-    return " ".join(parts)
+    return " ".join(parts).replace("<!--", "<!\u2011-")
 
 
 @dataclass(frozen=True)
 class NoteInfo:
     path: str
     meta: dict[str, Any]
+    body_hash: str = ""
+
+
+MAX_NOTE_READ = 4 * 1024 * 1024
 
 
 def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> list[NoteInfo]:
     """The notes of one day, read from the files themselves, sorted by file name.
 
-    With a `cache` (path -> (change stamp, front matter)), a note's front matter is
-    parsed again only when the file changed: refreshing the day index after each
-    `remember` then costs a stat per note, not a YAML parse per note.
+    Only regular files are read, never through a link (a note linked to a file outside
+    would otherwise have its front matter copied into the day index). With a `cache`
+    (path -> (change stamp, front matter, body hash)), a note is parsed again only when
+    it changed: refreshing the day index after each `remember` then costs a stat per note.
     """
-    folder = ws.root / "daily" / day
+    folder = ws.layout_path(f"daily/{day}/x.md").parent
     notes: list[NoteInfo] = []
     try:
         # Every *.md, dot-files too, as ReMe lists them (our temp files end in .tmp-<hex>, not .md).
@@ -150,81 +172,179 @@ def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) 
     for name in names:
         rel = f"daily/{day}/{name}"
         try:
-            # O_NONBLOCK: a FIFO named like a note must not hang the reader; it is skipped below.
-            fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK)
+            # O_NONBLOCK: a FIFO named like a note must not hang the reader; O_NOFOLLOW: no links.
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
             continue
         try:
             st = os.fstat(fd)
         except OSError:
             st = None
-        if st is None or not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: not a note
+        if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
             os.close(fd)
             continue
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as fh:
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace", newline="") as fh:
             try:
                 stamp = file_stamp(st)
                 cached = cache.get(rel) if cache is not None else None
                 if cached is not None and cached[0] == stamp:
-                    meta = cached[1]
+                    meta, digest = cached[1], cached[2]
                 else:
-                    meta, _ = split_front_matter(fh.read(64_000))
+                    text = fh.read()
+                    meta, body_start = split_front_matter(text)
+                    digest = body_hash("\n".join(text.split("\n")[body_start:]))
                     if cache is not None:
-                        cache[rel] = (stamp, meta)
+                        cache[rel] = (stamp, meta, digest)
             except OSError:
                 continue
-        notes.append(NoteInfo(rel, meta))
+        notes.append(NoteInfo(rel, meta, digest))
     return notes
+
+
+def _dump(meta: dict[str, Any]) -> str:
+    # ReMe writes front matter with PyYAML's safe dumper (sorted keys).
+    return yaml.safe_dump(meta, default_flow_style=False, allow_unicode=True).strip()
+
+
+def _block_span(body: str) -> tuple[int, int] | None:
+    """Where the machine-managed block is: its markers alone on their lines, start before end.
+
+    Markers quoted inside a person's sentence are not the block.
+    """
+    offset = 0
+    start = None
+    for line in body.split("\n"):
+        bare = line.strip()
+        if start is None and bare == BLOCK_START:
+            start = offset + line.index(BLOCK_START)
+        elif start is not None and bare == BLOCK_END:
+            return start, offset + line.index(BLOCK_END) + len(BLOCK_END)
+        offset += len(line) + 1
+    return None
+
+
+def _split_raw(text: str) -> tuple[str, str, bool]:
+    """The front matter as written (delimiters included), the body after it, and whether one was found."""
+    _, body_start = split_front_matter(text)
+    if body_start == 0:
+        return "", text, False
+    lines = text.split("\n")
+    return "\n".join(lines[:body_start]) + "\n", "\n".join(lines[body_start:]), True
+
+
+def _with_description(front: str, day: str, description: str) -> str:
+    """The person's front matter with only its description line brought up to date.
+
+    Nothing else is re-serialised: comments, order, quoting and keys stay as written.
+    A front matter that does not parse is left exactly as it is.
+    """
+    parts = front.split("\n")
+    opening, inner, closing = parts[0], parts[1:-2], parts[-2]
+    meta, _ = split_front_matter(front)
+    if not meta and any(line.strip() and not line.lstrip().startswith("#") for line in inner):
+        return front  # it does not parse: someone's text, kept whole
+    if meta.get("description") == description and meta.get("name"):
+        return front
+    new_line = _dump({"description": description})
+    out: list[str] = []
+    replaced = False
+    skipping = False
+    for line in inner:
+        if skipping and (line[:1] in (" ", "\t") or not line.strip()):
+            continue
+        skipping = False
+        if not replaced and re.match(r"description\s*:", line):
+            out.append(new_line)
+            replaced = skipping = True
+            continue
+        out.append(line)
+    if not replaced:
+        out.insert(0, new_line)
+    if not meta.get("name"):
+        out.append(_dump({"name": day}))
+    return "\n".join([opening, *out, closing, ""])
 
 
 def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
     """The day index with a fresh block, laid out as ReMe lays it out.
 
-    A person's text outside the block is kept as it was; the front matter keeps
-    its other keys (and a name someone set), with the description brought up to date.
+    A person's text outside the block, front matter included, is kept byte for byte;
+    only the front matter's description line is brought up to date.
     """
     lines = [day_index_line(n.path, n.meta) for n in notes] or ["(none)"]
     block = "\n".join([BLOCK_START, *lines, BLOCK_END])
     description = f"{len(notes)} note(s) today." if notes else "No notes today."
-    meta: dict[str, Any] = {"name": day, "description": description}
-    body = f"\n{block}"
-    if existing is not None:
-        old_meta, body_start = split_front_matter(existing)
-        meta = {**old_meta, "name": old_meta.get("name") or day, "description": description}
-        old_body = "\n".join(existing.split("\n")[body_start:])
-        start, end = old_body.find(BLOCK_START), old_body.find(BLOCK_END, max(0, old_body.find(BLOCK_START)))
-        if start != -1 and end != -1:
-            body = old_body[:start] + block + old_body[end + len(BLOCK_END) :]
-        elif old_body.strip():
-            body = f"{old_body.rstrip()}\n\n{block}"
-    # ReMe writes front matter with PyYAML's safe dumper (sorted keys), a blank line, then the body.
-    front = yaml.safe_dump(meta, default_flow_style=False, allow_unicode=True).strip()
-    return f"---\n{front}\n---\n{body}"
+    fresh_front = f"---\n{_dump({'name': day, 'description': description})}\n---\n"
+    if existing is None:
+        return f"{fresh_front}\n{block}"
+    front, body, found = _split_raw(existing)
+    front = _with_description(front, day, description) if found else fresh_front
+    span = _block_span(body)
+    if span is not None:
+        body = body[: span[0]] + block + body[span[1] :]
+    elif body.strip():
+        body = f"{body.rstrip()}\n\n{block}"
+    else:
+        body = f"\n{block}"
+    return front + body
+
+
+MAX_MERGES = 50
 
 
 def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> Path:
-    """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock."""
-    target = ws.root / "daily" / f"{day}.md"
+    """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock.
+
+    People edit this file too, so it is merged, never overwritten blind: the new text
+    is swapped in atomically, and when what the swap took out is not what was read
+    (someone saved meanwhile), their version is merged and swapped in again.
+    """
+    rel = f"daily/{day}.md"
+    target = ws.layout_path(rel)
+    notes = read_day_notes(ws, day, cache)
+    current = _read_day_index(target, rel)
+    source = current
+    for _ in range(MAX_MERGES):
+        rendered = render_day_index(day, notes, source)
+        if rendered == current:
+            return target
+        try:
+            taken = ws.exchange(target, rendered)
+        except FileExistsError:  # created by someone between our read and our write
+            current = source = _read_day_index(target, rel)
+            continue
+        old = _decode(taken, rel) if taken is not None else None
+        if old == current:
+            return target
+        source, current = old, rendered
+    raise ReMeError(f"{rel} changed {MAX_MERGES} times while being refreshed: stop editing it and try again")
+
+
+def _read_day_index(target: Path, rel: str) -> str | None:
     try:
-        existing: str | None = target.read_text(encoding="utf-8")
+        return _decode(read_regular(target, rel), rel)
     except FileNotFoundError:
-        existing = None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReMeError(
-            f"day index daily/{day}.md cannot be read ({exc.__class__.__name__}); fix or remove it"
-        ) from exc
-    rendered = render_day_index(day, read_day_notes(ws, day, cache), existing)
-    if rendered != existing:
-        ws.write_atomic(target, rendered)
-    return target
+        return None
+
+
+def _decode(raw: bytes, rel: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReMeError(f"day index {rel} is not UTF-8 text: fix it or move it away, then try again") from exc
 
 
 def list_note_days(ws: Workspace) -> list[str]:
-    """Every date that has a daily-note folder, newest first."""
+    """Every date that has a daily-note folder inside the workspace, newest first."""
+    days = []
     try:
-        return sorted(
-            (p.name for p in (ws.root / "daily").iterdir() if DATE_RE.match(p.name) and p.is_dir()),
-            reverse=True,
-        )
+        for p in (ws.root / "daily").iterdir():
+            if DATE_RE.match(p.name) and p.is_dir():
+                try:
+                    ws.layout_path(f"daily/{p.name}/x.md")
+                except ReMeError:
+                    continue  # a link to a folder outside: not this workspace's notes
+                days.append(p.name)
     except OSError:
         return []
+    return sorted(days, reverse=True)

@@ -1,5 +1,9 @@
 """The one error type that reaches a person or a model."""
 
+from __future__ import annotations
+
+import errno
+
 
 class ReMeError(ValueError):
     """A bad argument or an unusable file: one line saying what was wrong and what is accepted.
@@ -16,3 +20,25 @@ def shown(value: object, limit: int = 80) -> str:
     """A value as an error message may quote it: repr, cut short, so a huge argument is not echoed back."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_OS_CAUSES: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("the disk is full", "free some space, then try again"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space or raise the quota, then try again"),
+    errno.EROFS: ("the file system is read-only", "mount it writable, or point reme-mcp at a writable workspace"),
+    errno.EACCES: ("permission was denied", "give this user read and write access to the workspace"),
+    errno.EPERM: ("the operation is not permitted", "give this user read and write access to the workspace"),
+    errno.ENOTDIR: ("a part of the path is a file where a folder belongs", "move that file away"),
+    errno.EISDIR: ("a folder is where a file belongs", "move that folder away"),
+    errno.ENAMETOOLONG: ("a file name is too long", "use a shorter name"),
+    errno.ELOOP: ("a symbolic link loops or is not followed", "replace the link by a file or folder"),
+    errno.EMFILE: ("too many files are open", "close some clients or raise the open-file limit"),
+    errno.EIO: ("the disk reported an input/output error", "check the disk"),
+}
+
+
+def os_error_line(exc: OSError, doing: str) -> str:
+    """An OS error as one line: what failed, the cause in words, where, and what to do."""
+    cause, todo = _OS_CAUSES.get(exc.errno or -1, (exc.strerror or exc.__class__.__name__, "check the workspace"))
+    where = f" at {shown(str(exc.filename), 200)}" if exc.filename else ""
+    return f"{doing} failed: {cause}{where}; {todo}"

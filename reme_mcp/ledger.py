@@ -4,6 +4,10 @@ Derived state under metadata/ like the index: losing it loses no memory. A retry
 with the same request_id then falls back to the content check, and the content
 check to the index (MemoryIndex.find_body). It exists because the index commit
 of a note may still be pending when the next writer checks for duplicates.
+
+Its records come from a folder anyone may have written (a workspace from elsewhere),
+so a stored path counts only when it is a daily note the walk itself would serve;
+the request_id is never written, only its hash.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import json
 from pathlib import Path
 
 from reme_mcp.documents import body_hash, split_front_matter
-from reme_mcp.workspace import Workspace
+from reme_mcp.workspace import Workspace, read_regular
 
 
 class Ledger:
@@ -22,8 +26,8 @@ class Ledger:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
-    def _request_file(self, request_id: str) -> Path:
-        key = hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:40]
+    def _request_file(self, request_hash: str) -> Path:
+        key = hashlib.sha256(request_hash.encode("utf-8")).hexdigest()[:40]
         return self.ws.state_dir / "requests" / f"{key}.json"
 
     def _body_file(self, digest: str) -> Path:
@@ -35,12 +39,13 @@ class Ledger:
         except (OSError, ValueError):
             return None
         path = stored.get("path") if isinstance(stored, dict) else None
-        return path if isinstance(path, str) else None
+        if not isinstance(path, str) or len(path.split("/")) != 3 or not path.startswith("daily/"):
+            return None
+        return path if self.ws.entry(path) is not None else None  # inside, not a link out, a regular file
 
-    def request(self, request_id: str) -> str | None:
-        """The note a request stored, if that note still exists."""
-        path = self._stored_path(self._request_file(request_id))
-        return path if path is not None and (self.ws.root / path).is_file() else None
+    def request(self, request_hash: str) -> str | None:
+        """The note a request (by the hash of its id) stored, if that note still exists."""
+        return self._stored_path(self._request_file(request_hash))
 
     def body(self, digest: str) -> str | None:
         """The note stored with this body, if it still exists and still holds it."""
@@ -48,7 +53,7 @@ class Ledger:
         if path is None:
             return None
         try:
-            text = (self.ws.root / path).read_text(encoding="utf-8")
+            text = read_regular(self.ws.root / path, path).decode("utf-8")
         except (OSError, ValueError):
             return None
         _, body_start = split_front_matter(text)
@@ -58,10 +63,9 @@ class Ledger:
         """Remove the temp files of writers killed mid-record (older than a minute); returns how many."""
         return sum(self.ws.remove_stale_temp_files(self.ws.state_dir / kind) for kind in ("requests", "bodies"))
 
-    def record_request(self, request_id: str | None, path: str) -> None:
-        if request_id:
-            record = json.dumps({"request_id": request_id, "path": path})
-            self.ws.write_atomic(self._request_file(request_id), record, durable=False)
+    def record_request(self, request_hash: str | None, path: str) -> None:
+        if request_hash:
+            self.ws.write_atomic(self._request_file(request_hash), json.dumps({"path": path}), durable=False)
 
     def record_body(self, digest: str, path: str) -> None:
         self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}), durable=False)

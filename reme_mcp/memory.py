@@ -6,6 +6,7 @@ The MCP server and the CLI are thin faces over this class; neither holds logic i
 from __future__ import annotations
 
 import json
+import os
 from collections import deque
 from pathlib import Path
 from typing import Literal
@@ -14,9 +15,6 @@ from reme_mcp import boundary
 from reme_mcp.config import Settings
 from reme_mcp.daily import (
     NoteMetaCache,
-    check_note_name,
-    derive_description,
-    derive_name,
     list_note_days,
     parse_date,
     parse_range,
@@ -24,9 +22,10 @@ from reme_mcp.daily import (
     refresh_day_index,
     render_note,
 )
-from reme_mcp.documents import body_hash, meta_text, parse_message, split_front_matter
-from reme_mcp.errors import ReMeError
+from reme_mcp.documents import meta_text, parse_message, split_front_matter
+from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.intake import REQUEST_KEY, NoteInput, check_input, fold_name
 from reme_mcp.ledger import Ledger
 from reme_mcp.models import (
     DailyListResult,
@@ -39,8 +38,8 @@ from reme_mcp.models import (
     SearchHit,
     SearchResult,
     TraverseResult,
+    shown_query,
 )
-from reme_mcp.secrets import find_secret
 from reme_mcp.workspace import MAX_INDEXED_BYTES, PRIVATE_DIRS, Workspace, is_text_file
 
 MAX_QUERY_CHARS = 10_000
@@ -81,7 +80,7 @@ class Memory:
         prefix = self._prefix(path_prefix) if path_prefix else None
         text = query[:MAX_QUERY_CHARS]
         if not self.ws.root.is_dir():
-            return SearchResult(query=query, results=[], total_hits=0, truncated=False)
+            return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
         tokens = self.index.query_tokens(text)  # analysed once: for the query and for the snippets
         hits, total = self.index.search(tokens, limit, start, end, prefix)
@@ -103,7 +102,9 @@ class Memory:
                     snippet=boundary.wrap(snippet, "search"),
                 )
             )
-        return SearchResult(query=query, results=results, total_hits=max(total, len(results)), truncated=truncated)
+        return SearchResult(
+            query=shown_query(query), results=results, total_hits=max(total, len(results)), truncated=truncated
+        )
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""
@@ -205,7 +206,8 @@ class Memory:
 
     def _node(self, path: str, depth: int) -> GraphNode:
         record = self.index.records().get(path)
-        exists = (self.ws.root / path).is_file() if record is None else True
+        # A link target is a string from a file: only a path the walk would serve may be looked up.
+        exists = record is not None or self.ws.entry(path) is not None
         return GraphNode(
             path=path,
             kind="file",
@@ -220,6 +222,7 @@ class Memory:
         records = self.index.records()
         nodes = {start: self._node(start, 0)}
         edges: list[GraphEdge] = []
+        seen_edges: set[tuple[str, str]] = set()  # a set: `in` over the edge models was quadratic
         queue = deque([(start, 0)])
         omitted = 0
         while queue:
@@ -238,7 +241,9 @@ class Memory:
                 if len(nodes) >= MAX_NODES and other not in nodes:
                     omitted += 1
                     continue
-                if edge not in edges:
+                key = (edge.source, edge.target)
+                if key not in seen_edges:
+                    seen_edges.add(key)
                     edges.append(edge)
                 if other not in nodes:
                     nodes[other] = self._node(other, level + 1)
@@ -341,68 +346,104 @@ class Memory:
         tags: list[str] | None = None,
         request_id: str | None = None,
     ) -> RememberResult:
-        """Store a durable fact as a ReMe daily note; searchable before this returns."""
-        content = content.strip() if isinstance(content, str) else ""
-        if not content:
-            raise ReMeError("content is empty: give the fact to remember as Markdown text")
-        if len(content) > self.settings.max_note_chars:
-            raise ReMeError(
-                f"content is {len(content)} characters: at most {self.settings.max_note_chars} are stored per note; "
-                "store one fact per note"
-            )
-        finding = find_secret(content)
-        if finding:
-            raise ReMeError(
-                f"content looks like it contains {finding.kind} (line {finding.line}); "
-                "secrets are never stored: remove it and call remember again"
-            )
-        day = parse_date(date) if date else self.settings.today().isoformat()
-        if name is not None:
-            name = name.strip()
-            name = name[:-3] if name.lower().endswith(".md") else name
-            check_note_name(name)
-        stem = name or derive_name(content)
-        summary = " ".join((description or "").split()) or derive_description(content)
-        clean_tags = [" ".join(str(t).split()) for t in (tags or []) if str(t).strip()]
-        if request_id is not None and not (0 < len(request_id) <= 200):
-            raise ReMeError("request_id must be 1 to 200 characters: use a UUID or any unique string")
-        digest = body_hash(content)
-        folder = self.ws.root / "daily" / day
+        """Store a durable fact as a ReMe daily note; searchable before this returns.
+
+        The note file is the commit point: it carries the request's hash, and its body is
+        the content, so a retry finds it on disk whatever later step failed (day index,
+        ledger, index commit) and completes those steps instead of writing a second note.
+        """
+        note = check_input(
+            content,
+            name,
+            description,
+            date or self.settings.today().isoformat(),
+            tags,
+            request_id,
+            self.settings.max_note_chars,
+        )
+        try:
+            return self._remember(note)
+        except OSError as exc:
+            raise ReMeError(os_error_line(exc, "remember")) from exc
+
+    def _remember(self, note: NoteInput) -> RememberResult:
+        day = note.day
+        folder = self.ws.layout_path(f"daily/{day}/x.md").parent
         # The new note is indexed after the write lock is released: the lock covers only the
         # duplicate checks and the file writes, so concurrent writers queue for milliseconds,
-        # and their index commits are shared (index.write_files_shared). Inside the lock,
-        # notes of reme-mcp writers whose commit is still pending are found by their body
-        # records; files others wrote count as duplicates once a search's sync indexed them
-        # (a scan here cost a 10k-file workspace more than the rest of remember).
+        # and their index commits are shared (index.write_files_shared).
         with self.ws.lock("write"):
-            previous = self.ledger.request(request_id) if request_id else None
-            if previous is None:
-                previous = self.ledger.body(digest) or self.index.find_body(digest)
+            previous = self._stored(note)
             if previous is not None:
-                self.ledger.record_request(request_id, previous)
-                prev_day = previous.split("/")[1] if previous.startswith("daily/") else day
-                return RememberResult(
-                    path=previous, created=False, duplicate_of=previous, day_index=f"daily/{prev_day}.md"
-                )
+                prev_day = previous.split("/")[1]
+                day_index = self._finish(previous, prev_day, note, after_write=False)
+                return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
             self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
             self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
-            meta: dict[str, object] = {"name": stem, "description": summary}
-            if clean_tags:
-                meta["tags"] = clean_tags
-            target = self._write_unique(folder, stem, meta, content)
-            rel = self.ws.relative(target)
-            day_index = refresh_day_index(self.ws, day, self._note_meta)
-            self.ledger.record_request(request_id, rel)
-            self.ledger.record_body(digest, rel)
-        self.index.write_files_shared([rel, self.ws.relative(day_index)])
-        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=self.ws.relative(day_index))
+            meta: dict[str, object] = {"name": note.stem, "description": note.description}
+            if note.tags:
+                meta["tags"] = note.tags
+            if note.request_hash:
+                meta[REQUEST_KEY] = note.request_hash
+            target = self._write_unique(folder, note.stem, meta, note.content)
+            rel = f"daily/{day}/{target.name}"
+            day_index = self._finish(rel, day, note, after_write=True)
+        try:
+            self.index.write_files_shared([rel, day_index])
+        except OSError as exc:
+            raise ReMeError(
+                f"stored {rel}, but the search index could not be updated ({os_error_line(exc, 'indexing')}); "
+                "the note is indexed by the next search that can write the index"
+            ) from exc
+        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index)
+
+    def _stored(self, note: NoteInput) -> str | None:
+        """The note already holding this request or content: on disk first, then the ledger and index."""
+        for info in read_day_notes(self.ws, note.day, self._note_meta):
+            if note.request_hash and info.meta.get(REQUEST_KEY) == note.request_hash:
+                return info.path
+        for info in read_day_notes(self.ws, note.day, self._note_meta):
+            if info.body_hash == note.digest:
+                return info.path
+        found = self.ledger.request(note.request_hash) if note.request_hash else None
+        found = found or self.ledger.body(note.digest)
+        if found is None:
+            indexed = self.index.find_body(note.digest)
+            found = indexed if indexed and indexed.startswith("daily/") and self.ws.entry(indexed) else None
+        return found
+
+    def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
+        """The steps after the note: day index and ledger; a failure names the stored note."""
+        try:
+            day_index = self.ws.relative(refresh_day_index(self.ws, day, self._note_meta))
+            self.ledger.record_request(note.request_hash, rel)
+            self.ledger.record_body(note.digest, rel)
+        except (OSError, ReMeError) as exc:
+            cause = os_error_line(exc, "refreshing the day index") if isinstance(exc, OSError) else str(exc)
+            raise ReMeError(
+                f"{'stored' if after_write else 'already stored'} {rel}, but {cause}; "
+                "call remember again with the same request_id or content to finish (nothing is stored twice)"
+            ) from exc
+        return day_index
 
     def _write_unique(self, folder: Path, stem: str, meta: dict[str, object], content: str) -> Path:
-        """Write under the first free name (stem, stem-2, ...): an existing note is never overwritten."""
+        """Write under the first free name (stem, stem-2, ...): an existing note is never overwritten.
+
+        A name taken by a case or Unicode-normalisation twin counts as taken: on macOS and
+        Windows they are the same file.
+        """
+        try:
+            taken = {fold_name(p.name) for p in folder.iterdir()}
+        except FileNotFoundError:
+            taken = set()
+        except NotADirectoryError as exc:
+            raise ReMeError(
+                f"daily/{folder.name} is a file, not a folder: move it away so notes can be written"
+            ) from exc
         for n in range(1, 10_000):
             candidate = stem if n == 1 else f"{stem[: 80 - len(str(n)) - 1]}-{n}"
             target = folder / f"{candidate}.md"
-            if target.exists():
+            if fold_name(target.name) in taken or os.path.lexists(target):
                 continue
             try:
                 self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)

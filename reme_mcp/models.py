@@ -10,6 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from reme_mcp.boundary import inside, one_line
+
+MAX_QUERY_SHOWN = 200  # a query is the caller's own text: echo enough to recognise it, not all of it
+
+
+def shown_query(query: str) -> str:
+    return query if len(query) <= MAX_QUERY_SHOWN else query[: MAX_QUERY_SHOWN - 1] + "…"
+
 
 class SearchHit(BaseModel):
     path: str = Field(description="Workspace-relative path of the file that matched.")
@@ -29,14 +37,16 @@ class SearchResult(BaseModel):
     truncated: bool = Field(description="Whether the character budget cut any snippet.")
 
     def render(self) -> str:
+        query = one_line(repr(shown_query(self.query)))
         if not self.results:
-            return f"No memory matched {self.query!r}."
-        lines = [f"{len(self.results)} of {self.total_hits} hits for {self.query!r}:"]
+            return f"No memory matched {query}."
+        lines = [f"{len(self.results)} of {self.total_hits} hits for {query}:"]
         for i, hit in enumerate(self.results, start=1):
+            # Name and description are memory text: they go inside the hit's boundary.
             label = " - ".join(x for x in (hit.name, hit.description) if x)
             when = f" ({hit.date})" if hit.date else ""
-            lines.append(f"{i}. {hit.path}#L{hit.start_line}-L{hit.end_line}{when} {label}".rstrip())
-            lines.append(hit.snippet)
+            lines.append(f"{i}. {one_line(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}")
+            lines.append(inside(hit.snippet, label) if label else hit.snippet)
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
         return "\n".join(lines)
@@ -53,7 +63,7 @@ class ReadResult(BaseModel):
     next_line: int | None = Field(default=None, description="Where to continue reading when truncated.")
 
     def render(self) -> str:
-        head = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        head = f"{one_line(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
         return f"{head}\n{self.content}{tail}"
 
@@ -130,5 +140,5 @@ class RememberResult(BaseModel):
 
     def render(self) -> str:
         if self.created:
-            return f"Stored {self.path} (day index {self.day_index} refreshed)."
-        return f"Already stored as {self.duplicate_of or self.path}; nothing written."
+            return f"Stored {one_line(self.path)} (day index {one_line(self.day_index)} refreshed)."
+        return f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."

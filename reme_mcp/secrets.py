@@ -56,7 +56,8 @@ _PLACEHOLDER_WORDS = frozenset(
     | {"true", "false", "redacted", "placeholder", "required", "hidden", "todo", "tbd"}
 )
 # A value that names what it is ("my-client-secret", "password1") is an example, not a secret.
-_PLACEHOLDER_PARTS = ("your", "example", "placeholder", "redacted", "changeme", "password", "passwd", "secret")
+_NAMING_PARTS = ("your", "example", "placeholder", "redacted", "changeme")
+_SELF_NAMING = ("password", "passwd", "secret")
 _YAML_TAG = re.compile(r"![A-Za-z]{1,20}")
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}(?:\.[A-Za-z_][A-Za-z0-9_]{0,100}){1,10}")
 
@@ -67,7 +68,16 @@ def _is_placeholder(value: str) -> bool:
     if not value or value[0] in "$%<{" or set(value) <= _MASK_CHARS or _YAML_TAG.fullmatch(value):
         return True
     word = re.sub(r"[^a-z0-9]", "", value.lower())
-    return word in _PLACEHOLDER_WORDS or any(part in word for part in _PLACEHOLDER_PARTS)
+    if word in _PLACEHOLDER_WORDS or any(part in word for part in _NAMING_PARTS):
+        return True
+    # "my-client-secret" and "password1" name themselves; "MySecret#2024" only hides a secret
+    # behind a word, so what is left after the word must be letters or one short number.
+    lowered = value.lower()
+    if not any(part in lowered for part in _SELF_NAMING):
+        return False
+    rest = re.sub("|".join(_SELF_NAMING), "", lowered)
+    rest = re.sub(r"[-_. ]", "", rest)
+    return rest.isalpha() or (rest.isdigit() and len(rest) <= 2) or not rest
 
 
 def _is_location(value: str) -> bool:
@@ -119,6 +129,12 @@ def _mixed_case_and_digit(match: re.Match[str]) -> bool:
     """Random tokens mix cases and digits; names like `sk-learn-model-selection` do not."""
     body = match.group(0)[3:]
     return any(c.isdigit() for c in body) and body != body.upper() and body != body.lower()
+
+
+def _random_tail(match: re.Match[str], size: int) -> bool:
+    """The last `size` characters mix upper case, lower case and digits, as generated keys do."""
+    tail = match.group(0)[-size:]
+    return any(c.isupper() for c in tail) and any(c.islower() for c in tail) and any(c.isdigit() for c in tail)
 
 
 def _mixed_case(match: re.Match[str]) -> bool:
@@ -180,6 +196,30 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     _Rule("a GitLab token", ("glpat-",), re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,255}")),
+    _Rule(
+        "an AWS secret access key",
+        ("aws",),
+        re.compile(r"(?i:aws)[^\n]{0,60}?(?i:secret)[^\n]{0,60}?(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        lambda match: _random_tail(match, 40),
+    ),
+    _Rule(
+        "a Slack app token",
+        ("xapp-",),
+        re.compile(r"(?<![A-Za-z0-9_-])xapp-\d-[A-Za-z0-9]{6,20}-\d{6,20}-[A-Za-z0-9]{20,128}"),
+    ),
+    _Rule(
+        "a Telegram bot token",
+        tuple(f"{d}:aa" for d in "0123456789") + tuple(f"{d}:" for d in "0123456789"),
+        re.compile(r"(?<![A-Za-z0-9_:-])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    ),
+    _Rule(
+        "a Discord bot token",
+        (".",),
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
+        ),
+        lambda match: _random_tail(match, 20),
+    ),
     _Rule("a Slack token", ("xox",), re.compile(r"(?<![A-Za-z0-9_-])xox[bpar]-[A-Za-z0-9-]{10,255}"), _has_digit),
     _Rule(
         "a Slack webhook URL",
@@ -273,12 +313,35 @@ def _first_accepted(rule: _Rule, text: str) -> int | None:
     return None
 
 
+_WRAPPED_TOKEN = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_.\-\s]{30,16384}")
+
+
+def _unwrapped_jwt(text: str) -> int | None:
+    """Where a JSON Web Token wrapped across lines starts (its line breaks and indents removed)."""
+    if "eyj" not in text.lower():
+        return None
+    jwt = _RULES_BY_KIND["a JSON Web Token"]
+    for match in _WRAPPED_TOKEN.finditer(text):
+        joined = re.sub(r"\s+", "", match.group(0))
+        if jwt.pattern.match(joined):
+            return match.start()
+    return None
+
+
 def find_secret(text: str) -> SecretFinding | None:
     """The first thing in `text` that looks like a secret, or None.
 
     "First" is by line; on one line the more specific rule wins, so that
     `OPENAI_API_KEY=sk-...` is named an OpenAI key rather than an assignment.
     """
+    found = _find_by_line(text)
+    wrapped = _unwrapped_jwt(text) if found is None else None
+    if wrapped is not None:
+        return SecretFinding(kind="a JSON Web Token", line=text.count("\n", 0, wrapped) + 1)
+    return found
+
+
+def _find_by_line(text: str) -> SecretFinding | None:
     lowered = text.lower()
     best: tuple[int, int] | None = None  # (line, rule position)
     for position, rule in enumerate(_RULES):
@@ -291,3 +354,6 @@ def find_secret(text: str) -> SecretFinding | None:
     if best is None:
         return None
     return SecretFinding(kind=_RULES[best[1]].kind, line=best[0])
+
+
+_RULES_BY_KIND = {rule.kind: rule for rule in _RULES}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from reme_mcp import __version__, boundary
 from reme_mcp.config import Settings
-from reme_mcp.errors import ReMeError
+from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.models import DailyListResult, ReadResult, RememberResult, SearchResult, TraverseResult
 
 if TYPE_CHECKING:
@@ -119,6 +119,8 @@ async def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
     except ReMeError as exc:
         raise ToolError(str(exc)) from None
+    except OSError as exc:  # the disk, not the caller: one line naming the cause and the fix
+        raise ToolError(os_error_line(exc, getattr(fn, "__name__", "the call"))) from None
 
 
 def _tool(server: MCPServer, **options: Any) -> Callable[[Any], Any]:

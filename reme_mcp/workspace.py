@@ -8,15 +8,20 @@ cross-process locks that keep concurrent writers from losing data.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
 import os
 import re
 import secrets
+import shutil
 import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -146,6 +151,27 @@ class Workspace:
             raise ReMeError("path names the workspace itself: give a file inside it")
         return resolved
 
+    def layout_path(self, rel: str) -> Path:
+        """A path remember or the day index writes or reads, checked after resolving symbolic links.
+
+        The folders on the way may be links that stay inside the workspace; the file itself
+        is opened without following links (see read_regular), so it cannot lead outside either.
+        """
+        target = self.root / rel
+        try:
+            resolved_parent = target.parent.resolve()
+        except (OSError, RuntimeError) as exc:
+            raise ReMeError(
+                f"{rel} cannot be resolved ({exc.__class__.__name__}): fix the folders on its path"
+            ) from exc
+        inside = resolved_parent.relative_to(self.root).parts if resolved_parent.is_relative_to(self.root) else None
+        if inside is None or (inside and inside[0] in PRIVATE_DIRS):
+            raise ReMeError(
+                f"{PurePosixPath(rel).parent} is a link that leads outside the workspace: "
+                "reme-mcp writes only inside it; replace the link by a folder"
+            )
+        return target
+
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
@@ -254,6 +280,39 @@ class Workspace:
         if durable:
             _fsync_dir(target.parent)
 
+    def exchange(self, target: Path, data: str) -> bytes | None:
+        """Put `data` at `target` in one atomic swap and return what the swap took out (None: nothing).
+
+        A compare-and-swap for files other programs edit: the caller compares what was
+        taken out with what it read, and merges again when someone saved in between.
+        Where the kernel cannot swap (not Linux, an old kernel or file system), a read
+        just before a plain rename stands in for it, which leaves a window of microseconds.
+        """
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if _rename_exchange(tmp, target):
+                old = read_regular(tmp, str(target.name))
+            else:
+                try:
+                    old = read_regular(target, str(target.name))
+                except FileNotFoundError:
+                    old = None
+                if old is None:
+                    os.link(tmp, target)  # FileExistsError when it appeared meanwhile: the caller re-reads
+                else:
+                    os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _fsync_dir(target.parent)
+        return old
+
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
         removed = 0
@@ -283,7 +342,7 @@ class Workspace:
         if not in_process.acquire(timeout=timeout):
             raise busy
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            self._repair_lock_path(folder, name)
             lock = FileLock(str(folder / f"{name}.lock"))
             try:
                 lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
@@ -295,6 +354,24 @@ class Workspace:
                 lock.release()
         finally:
             in_process.release()
+
+    def _repair_lock_path(self, folder: Path, name: str) -> None:
+        """Lock files are ours alone: a file where the folder belongs, a folder or link where
+        the lock file belongs (a workspace from elsewhere, a stray tool) is removed, not obeyed."""
+        for path in (self.root / "metadata", self.state_dir, folder):
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                if path == self.root / "metadata":
+                    raise ReMeError(
+                        "metadata is not a folder in the workspace: move it away so reme-mcp can keep its state"
+                    )
+                path.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        lock_file = folder / f"{name}.lock"
+        if lock_file.is_symlink() or (lock_file.exists() and not lock_file.is_file()):
+            if lock_file.is_dir() and not lock_file.is_symlink():
+                shutil.rmtree(lock_file, ignore_errors=True)
+            else:
+                lock_file.unlink()
 
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
@@ -308,6 +385,47 @@ def _thread_lock(key: str) -> threading.Lock:
         if found is None:
             found = _THREAD_LOCKS[key] = threading.Lock()
         return found
+
+
+def read_regular(path: Path, shown_as: str) -> bytes:
+    """A file's bytes, refusing links, folders, FIFOs and devices with one clear line each."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ReMeError(
+                f"{shown_as} is a symbolic link: reme-mcp does not follow or replace it; remove it"
+            ) from exc
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
+        return fh.read()
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+
+
+def _rename_exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2); False when the kernel or file system cannot."""
+    call = _renameat2()
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOENT, errno.EOPNOTSUPP):
+        return False  # ENOENT: nothing at `b` yet, which the caller's plain path handles
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,0 +1,107 @@
+"""What `remember` accepts: every field checked before anything is written.
+
+Everything stored ends up in a file that is indexed, searched and shown to models,
+so every stored field (content, name, description, tags) is checked for secrets and
+size, not only the content. A recalled <reme-context> block pasted back is stripped
+to its inside, so the same fact is not stored once per recall.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass
+
+from reme_mcp import boundary
+from reme_mcp.daily import check_note_name, derive_description, derive_name, parse_date
+from reme_mcp.documents import body_hash
+from reme_mcp.errors import ReMeError
+from reme_mcp.secrets import find_secret
+
+MAX_DESCRIPTION_CHARS = 1_000
+MAX_TAGS = 20
+MAX_TAG_CHARS = 100
+MAX_REQUEST_ID_CHARS = 200
+# The front-matter key holding the request_id's hash: a retry finds the note on disk by it.
+REQUEST_KEY = "request_hash"
+
+
+@dataclass(frozen=True)
+class NoteInput:
+    content: str
+    stem: str
+    description: str
+    tags: list[str]
+    day: str
+    digest: str  # body_hash of the content
+    request_hash: str | None  # never the request_id itself: it may be anything the client sends
+
+
+def request_hash(request_id: str) -> str:
+    return "sha256:" + hashlib.sha256(request_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _refuse_secret(field: str, text: str) -> None:
+    finding = find_secret(text)
+    if finding:
+        where = f" (line {finding.line})" if field == "content" else ""
+        raise ReMeError(
+            f"{field} looks like it contains {finding.kind}{where}; "
+            "secrets are never stored: remove it and call remember again"
+        )
+
+
+def check_input(
+    content: object,
+    name: str | None,
+    description: str | None,
+    day: str,
+    tags: list[str] | None,
+    request_id: str | None,
+    max_chars: int,
+) -> NoteInput:
+    """The note to write, or a one-line ReMeError saying which field is wrong and why."""
+    text = boundary.strip_recalled(content).strip() if isinstance(content, str) else ""
+    if not text:
+        raise ReMeError("content is empty: give the fact to remember as Markdown text")
+    if len(text) > max_chars:
+        raise ReMeError(
+            f"content is {len(text)} characters: at most {max_chars} are stored per note; store one fact per note"
+        )
+    _refuse_secret("content", text)
+    day = parse_date(day)
+    if name is not None:
+        # One name, however it was typed: NFC, so a decomposed twin is the same file on every system.
+        name = unicodedata.normalize("NFC", name.strip())
+        name = name[:-3] if name.lower().endswith(".md") else name
+        check_note_name(name)
+        _refuse_secret("name", name)
+    summary = " ".join((description or "").split())
+    if len(summary) > MAX_DESCRIPTION_CHARS:
+        raise ReMeError(
+            f"description is {len(summary)} characters: at most {MAX_DESCRIPTION_CHARS}; keep it to one line"
+        )
+    _refuse_secret("description", summary)
+    clean_tags = [" ".join(str(t).split()) for t in (tags or []) if str(t).strip()]
+    if len(clean_tags) > MAX_TAGS:
+        raise ReMeError(f"{len(clean_tags)} tags given: at most {MAX_TAGS}")
+    for tag in clean_tags:
+        if len(tag) > MAX_TAG_CHARS:
+            raise ReMeError(f"a tag is {len(tag)} characters: at most {MAX_TAG_CHARS} per tag")
+        _refuse_secret("a tag", tag)
+    if request_id is not None and not (0 < len(request_id) <= MAX_REQUEST_ID_CHARS):
+        raise ReMeError(f"request_id must be 1 to {MAX_REQUEST_ID_CHARS} characters: use a UUID or any unique string")
+    return NoteInput(
+        content=text,
+        stem=name or derive_name(text),
+        description=summary or derive_description(text),
+        tags=clean_tags,
+        day=day,
+        digest=body_hash(text),
+        request_hash=request_hash(request_id) if request_id else None,
+    )
+
+
+def fold_name(name: str) -> str:
+    """Names that differ only by case or Unicode normalisation are one file on macOS and Windows."""
+    return unicodedata.normalize("NFC", name).casefold()
