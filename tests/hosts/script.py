@@ -33,10 +33,10 @@ def reme_tools(names: list[str]) -> dict[str, str]:
         if "reme" not in name.lower():
             continue
         for short in REME_TOOLS:
-            if name == short or any(name.endswith(sep + short) for sep in SEPARATORS):
-                # `daily_list` also ends with `_list`; the longest short name wins.
-                if short not in found or len(found[short]) > len(name):
-                    found[short] = name
+            matches = name == short or any(name.endswith(sep + short) for sep in SEPARATORS)
+            # Where two names end alike (a wrapper beside the tool itself), the shorter is the tool.
+            if matches and (short not in found or len(found[short]) > len(name)):
+                found[short] = name
     return found
 
 
