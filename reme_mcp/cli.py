@@ -81,22 +81,30 @@ def serve(
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
-    from reme_mcp.server import build_server
-
-    server = build_server(settings)
     # Read here too: a bare `reme-mcp` reaches serve through ctx.invoke, which skips envvars.
     chosen = ingest_sources or (os.environ.get("REME_INGEST", ""),)
     names = [name.strip() for value in chosen for name in value.split(",") if name.strip()]
+    if names and transport == "stdio":
+        from reme_mcp.ingest.runner import start_background
+        from reme_mcp.workspace import Workspace
+
+        # The stdio front answers the handshake itself; the import starts a few seconds later.
+        start_background(Workspace(settings.workspace), names)
+    if transport == "stdio":
+        from reme_mcp.stdio_front import serve as serve_stdio
+
+        serve_stdio(settings)
+        return
+    from reme_mcp.http import load_token, serve_http
+    from reme_mcp.server import build_server
+
+    server = build_server(settings)
     if names:
         from reme_mcp.ingest.runner import start_background
         from reme_mcp.workspace import Workspace
 
         # Started after tools/list is answered, like the warm-up: never in the way of the handshake.
         start_background(Workspace(settings.workspace), names, after=server.tools_listed)
-    if transport == "stdio":
-        server.run("stdio")
-        return
-    from reme_mcp.http import load_token, serve_http
 
     try:
         token = load_token(token_file)
@@ -234,6 +242,27 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
         click.echo(render_config(client, Path(settings.workspace), launcher), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+@cli.group()
+def skill() -> None:
+    """The reme-memory skill that teaches a model when to recall and what to keep."""
+
+
+@skill.command("install")
+@click.argument("host", required=False)
+@click.option("--dir", "directory", type=click.Path(file_okay=False), help="Install into this skills folder instead.")
+def skill_install(host: str | None, directory: str | None) -> None:
+    """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi)."""
+    from reme_mcp.skill_pack import SKILL_DIRS, SkillError, install, skills_dir
+
+    if host is None and directory is None:
+        raise click.UsageError(f"name a host ({', '.join(SKILL_DIRS)}) or give --dir")
+    try:
+        target = install(Path(directory) if directory else skills_dir(host or ""))
+    except (SkillError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"installed the reme-memory skill in {target}")
 
 
 from reme_mcp.ingest.cli import ingest  # noqa: E402  (a group of its own, registered here)

@@ -153,7 +153,8 @@ class MemoryIndex:
         with self._lock, self.ws.lock("index"):
             if reason == "no index yet" and whoosh_index.exists_in(str(self.directory)):
                 return 0  # another process built it while we waited
-            if reason != "asked to":
+            # A first build is news only when it indexed something (a new, empty workspace is not).
+            if reason not in ("asked to", "no index yet"):
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
             self._reset()
             self._builds += 1
@@ -165,6 +166,8 @@ class MemoryIndex:
                     shutil.rmtree(leftover, ignore_errors=True)
             staging.mkdir(parents=True)
             chunks = build_index(self.ws, staging, progress)
+            if reason == "no index yet" and chunks:
+                log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
             old = self.directory.with_name(f".{self.directory.name}.old-{os.getpid()}")
             if self.directory.exists():
                 os.replace(self.directory, old)

@@ -64,3 +64,54 @@ def test_skill_teaches_the_contract() -> None:
     examples = re.findall(r"^### \d\. ", body, re.MULTILINE)
     assert 2 <= len(examples) <= 3
     assert re.search(r"[\u4e00-\u9fff]{4,}", body.split("## Worked examples", 1)[1]), "a Chinese example"
+
+
+def test_examples_hold_no_value_a_memory_check_relies_on() -> None:
+    body = SKILL_MD.read_text(encoding="utf-8")
+    assert "蓝鲸" not in body and "731" not in body
+
+
+def test_each_host_form_of_the_tool_names_is_listed() -> None:
+    body = SKILL_MD.read_text(encoding="utf-8")
+    for form in ("mcp__plugin_reme-mcp_reme__search", "mcp__reme__search", "`mcp__reme`", "reme_search"):
+        assert form in body, form
+    assert "reme__search" in body and "tool_search" in body and "mcp_reme_search" in body
+
+
+@pytest.mark.parametrize(
+    ("host", "where"),
+    [
+        ("claude-code", ".claude/skills"),
+        ("codex", ".agents/skills"),
+        ("openclaw", ".openclaw/skills"),
+        ("hermes", ".hermes/skills"),
+        ("pi", ".pi/agent/skills"),
+    ],
+)
+def test_skill_install_puts_the_skill_where_the_host_reads_it(host: str, where: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(tmp_path)}
+    argv = [sys.executable, "-m", "reme_mcp", "skill", "install", host]
+    for _ in range(2):  # a second install replaces the first
+        subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60)
+    assert (tmp_path / where / "reme-memory" / "SKILL.md").read_bytes() == SKILL_MD.read_bytes()
+
+
+def test_skill_install_into_a_project_folder_and_refusals(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "reme_mcp", "skill", "install", *args]
+        return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=60)
+
+    assert run("opencode").returncode == 0
+    assert (tmp_path / ".opencode" / "skills" / "reme-memory" / "SKILL.md").is_file()
+    (tmp_path / "mine" / "reme-memory").mkdir(parents=True)
+    refused = run("--dir", str(tmp_path / "mine"))
+    assert refused.returncode != 0 and "not a skill folder" in refused.stderr
+    unknown = run("emacs")
+    assert unknown.returncode != 0 and "accepted:" in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1

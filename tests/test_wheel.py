@@ -44,6 +44,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (wheel,) = wheels.glob("reme_mcp-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "reme_mcp/server.py" in names and "reme_mcp/client_config.py" in names
+    # The SDK's recorded handshake answers and the skill travel inside the package.
+    assert "reme_mcp/handshake.json" in names and "reme_mcp/skills/reme-memory/SKILL.md" in names
     assert not [name for name in names if name.startswith("tests/")]
 
     env_dir = base / "venv"
@@ -82,3 +84,31 @@ def test_wheel_script_completes_an_mcp_handshake_over_stdio(installed: Path, tmp
     name, tools = anyio.run(handshake)
     assert name == "reme-mcp"
     assert tools == TOOLS
+
+
+def _script(installed: Path) -> Path:
+    return installed / ("reme-mcp.exe" if sys.platform == "win32" else "reme-mcp")
+
+
+def test_wheel_answers_the_handshake_early(installed: Path) -> None:
+    python = installed / ("python.exe" if sys.platform == "win32" else "python")
+    code = "from reme_mcp import handshake; print(handshake.load() is not None)"
+    done = subprocess.run([str(python), "-c", code], cwd=installed, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
+
+
+def test_wheel_config_names_its_own_script_and_installs_the_skill(installed: Path, tmp_path: Path) -> None:
+    script = _script(installed)
+    printed = subprocess.run(
+        [str(script), "config", "codex", "--workspace", str(tmp_path / "memory")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f'command = "{script}"' in printed
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([str(script), "skill", "install", "pi"], env=env, capture_output=True, text=True, check=True)
+    installed_skill = home / ".pi" / "agent" / "skills" / "reme-memory" / "SKILL.md"
+    assert str(installed_skill.parent) in done.stdout
+    assert installed_skill.read_bytes() == (ROOT / "skills" / "reme-memory" / "SKILL.md").read_bytes()

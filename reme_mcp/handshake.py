@@ -1,0 +1,192 @@
+"""The SDK's own answers to the handshake, recorded ahead of time so they can be sent at once.
+
+Importing the `mcp` SDK takes most of a second (it builds the pydantic models of every
+protocol version), and hosts give a server little more than that: Codex starts its
+first turn after about 1 s, Hermes after 1.5 s, without the tools that were late. So
+`handshake.json` holds the exact lines the SDK writes for `initialize`, `tools/list` and
+`server/discover`, per protocol version, recorded from the SDK by `record()`
+(`python -m reme_mcp.handshake` rewrites the file). The stdio front sends them while the
+SDK loads; the SDK still receives every message, and its own answer to a request that
+was answered early is compared with the early one and then dropped.
+
+This module is imported before the SDK, so it imports nothing heavy at the top.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from reme_mcp import __version__
+
+ANSWERS_FILE = Path(__file__).with_name("handshake.json")
+
+# The `_meta` key that marks a 2026-07-28 (per-request envelope) message.
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+ENVELOPE_KEYS = (
+    PROTOCOL_VERSION_KEY,
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/clientCapabilities",
+)
+
+# The SDK writes every answer as {"jsonrpc":"2.0","id":<id>,<body>; the body is what is recorded.
+RECORDED_ID = 1
+RECORDED_PREFIX = f'{{"jsonrpc":"2.0","id":{RECORDED_ID},'
+
+
+def sdk_version() -> str | None:
+    """The installed `mcp` SDK's version, read from its dist-info folder's name.
+
+    Not through importlib.metadata, whose import alone (the email package) costs
+    more than the rest of the early answer; and not by importing `mcp`.
+    """
+    spec = find_spec("mcp")
+    if spec is None or spec.origin is None:
+        return None
+    site = Path(spec.origin).parent.parent
+    found = [entry.name for entry in site.glob("mcp-*.dist-info")]
+    return found[0][len("mcp-") : -len(".dist-info")] if len(found) == 1 else None
+
+
+@dataclass
+class EarlyAnswers:
+    """Answers one connection's handshake requests from the recorded bodies, where one fits exactly."""
+
+    bodies: dict[str, str]
+    # The era is fixed by the opening request, as the SDK fixes it: "legacy" or "modern".
+    era: str | None = None
+    negotiated: str | None = None
+    sent: dict[str, bytes] = field(default_factory=dict)
+
+    def reply(self, line: bytes) -> bytes | None:
+        """The line to send for this request now, or None to leave it to the SDK."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        key = self._key(message) if isinstance(message, dict) else None
+        if key is None or key not in self.bodies:
+            return None
+        request_id = json.dumps(message["id"], ensure_ascii=False)
+        if message["method"] == "initialize":
+            self.negotiated = message["params"]["protocolVersion"]
+        answer = f'{{"jsonrpc":"2.0","id":{request_id},{self.bodies[key]}\n'.encode()
+        self.sent[request_id] = answer
+        return answer
+
+    def _key(self, message: dict[str, Any]) -> str | None:
+        method, params, request_id = message.get("method"), message.get("params"), message.get("id")
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or "id" not in message:
+            return None
+        if params is not None and not isinstance(params, dict):
+            return None
+        meta = (params or {}).get("_meta")
+        modern = isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+        era = "modern" if modern else "legacy"
+        self.era = self.era or era
+        if era != self.era or isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        if modern:
+            assert isinstance(meta, dict)
+            if not all(isinstance(meta.get(key), str | dict) for key in ENVELOPE_KEYS):
+                return None
+            version = str(meta[PROTOCOL_VERSION_KEY])
+        else:
+            version = "legacy"
+        if method == "initialize" and not modern and self.negotiated is None:
+            return f"initialize@{(params or {}).get('protocolVersion')}"
+        if method == "server/discover":
+            return f"server/discover@{version}"
+        if method == "tools/list" and set(params or {}) <= {"_meta"}:
+            return f"tools/list@{version if modern else self.negotiated}"
+        return None
+
+    def settle(self, line: bytes) -> tuple[bool, str | None]:
+        """For a line the SDK wrote: (drop it?, the request id whose early answer it contradicts)."""
+        if not self.sent:
+            return False, None
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False, None
+        if not isinstance(message, dict) or "method" in message or "id" not in message:
+            return False, None
+        request_id = json.dumps(message["id"], ensure_ascii=False)
+        early = self.sent.pop(request_id, None)
+        if early is None:
+            return False, None
+        return True, (None if early.rstrip(b"\n") == line.rstrip(b"\n") else request_id)
+
+
+def load() -> EarlyAnswers | None:
+    """The recorded answers, when they were recorded from this SDK for this reme-mcp; else None."""
+    try:
+        recorded = json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
+        if recorded["reme_mcp"] != __version__ or recorded["mcp"] != sdk_version():
+            return None
+        return EarlyAnswers(dict(recorded["answers"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _request(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": RECORDED_ID, "method": method}
+    if params is not None:
+        request["params"] = params
+    return request
+
+
+def envelope(version: str, client: str = "reme-mcp-recorder") -> dict[str, Any]:
+    return {
+        PROTOCOL_VERSION_KEY: version,
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+def conversations(client: str = "reme-mcp-recorder") -> dict[str, list[dict[str, Any]]]:
+    """Per recorded key, a connection's messages whose last request is the one recorded."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    info = {"name": client, "version": "1"}
+    talks: dict[str, list[dict[str, Any]]] = {"server/discover@legacy": [_request("server/discover", {})]}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        initialize = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+        talks[f"initialize@{version}"] = [_request("initialize", initialize)]
+        opened = {**_request("initialize", initialize), "id": 0}
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        talks[f"tools/list@{version}"] = [opened, initialized, _request("tools/list")]
+    for version in MODERN_PROTOCOL_VERSIONS:
+        meta = {"_meta": envelope(version, client)}
+        talks[f"server/discover@{version}"] = [_request("server/discover", meta)]
+        talks[f"tools/list@{version}"] = [_request("tools/list", meta)]
+    return talks
+
+
+def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
+    """Each key's answer body exactly as the SDK writes it, one fresh connection per key."""
+    import tempfile
+
+    from reme_mcp.config import load_settings
+    from reme_mcp.stdio_front import converse
+
+    bodies: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as workspace:
+        settings = load_settings(workspace, "UTC")
+        for key, messages in conversations(client).items():
+            lines = converse(settings, [json.dumps(message).encode() + b"\n" for message in messages])
+            answer = next(line.decode() for line in lines if line.startswith(RECORDED_PREFIX.encode()))
+            bodies[key] = answer.rstrip("\n")[len(RECORDED_PREFIX) :]
+    return bodies
+
+
+def write() -> None:
+    recorded = {"reme_mcp": __version__, "mcp": sdk_version(), "answers": record()}
+    ANSWERS_FILE.write_text(json.dumps(recorded, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write()

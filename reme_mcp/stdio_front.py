@@ -1,0 +1,154 @@
+"""The stdio server process: the SDK serves, a thin front answers the handshake while it loads.
+
+The front owns the process's stdin and stdout. It passes every client line on to the
+SDK (running in a thread over a pair of pipes) and every SDK line back to the client;
+until the SDK has spoken, it also answers `initialize`, `tools/list` and
+`server/discover` from the SDK's recorded answers (reme_mcp/handshake.py), and drops the
+SDK's later copy of those answers. SIGINT and SIGTERM end the process at once: the
+workspace is written atomically, so there is nothing to tidy up.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import IO, TYPE_CHECKING, Any
+
+from reme_mcp import handshake
+from reme_mcp.config import Settings
+
+if TYPE_CHECKING:
+    from reme_mcp.server import MemoryServer
+
+
+def run_sdk(server: MemoryServer, sdk_in: int, sdk_out: int) -> None:
+    """Serve MCP with the SDK over two file descriptors, which it closes when the client is gone."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    reader = io.TextIOWrapper(os.fdopen(sdk_in, "rb"), encoding="utf-8", errors="replace")
+    writer = io.TextIOWrapper(os.fdopen(sdk_out, "wb"), encoding="utf-8", write_through=True)
+
+    async def main() -> None:
+        async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read, write):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def converse(settings: Settings, lines: list[bytes]) -> list[bytes]:
+    """What the SDK alone writes back for these client lines on one fresh connection."""
+    from reme_mcp.server import build_server
+
+    wanted = sum(1 for line in lines if b'"id"' in line)
+    sdk_in_r, sdk_in_w = os.pipe()
+    sdk_out_r, sdk_out_w = os.pipe()
+    thread = threading.Thread(target=run_sdk, args=(build_server(settings, warm_up=False), sdk_in_r, sdk_out_w))
+    thread.start()
+    with os.fdopen(sdk_in_w, "wb") as to_sdk, os.fdopen(sdk_out_r, "rb") as from_sdk:
+        to_sdk.write(b"".join(lines))
+        to_sdk.flush()
+        answers = [from_sdk.readline() for _ in range(wanted)]
+    thread.join()
+    return answers
+
+
+def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
+    """Private copies of stdin and stdout for the protocol; fd 0 reads nothing and fd 1 goes to
+    stderr, so a stray print from any library cannot corrupt the wire."""
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def _end_at_once(signum: int, _frame: FrameType | None) -> None:
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+def serve(settings: Settings) -> None:
+    """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
+    signal.signal(signal.SIGINT, _end_at_once)
+    signal.signal(signal.SIGTERM, _end_at_once)
+    answers = handshake.load()
+    wire_in, wire_out = _claim_stdio()
+    sdk_in_r, sdk_in_w = os.pipe()
+    sdk_out_r, sdk_out_w = os.pipe()
+    write_lock = threading.Lock()
+    sdk_spoke = threading.Event()
+    exit_code = [0]
+
+    def send(data: bytes) -> None:
+        with write_lock:
+            try:
+                wire_out.write(data)
+                wire_out.flush()
+            except OSError:  # the client closed our stdout: nobody is left to answer
+                os._exit(0)
+
+    def sdk() -> None:
+        # The pump ends the process once the SDK's end of the pipe is closed, whatever the cause.
+        try:
+            from reme_mcp.server import build_server
+
+            server = build_server(settings)
+        except BaseException as exc:
+            _stopped(exc)
+            for fd in (sdk_in_r, sdk_out_w):
+                os.close(fd)
+            return
+        try:
+            run_sdk(server, sdk_in_r, sdk_out_w)
+        except BaseException as exc:
+            _stopped(exc)
+
+    def _stopped(exc: BaseException) -> None:
+        exit_code[0] = 1
+        print(f"reme-mcp: the MCP server stopped: {exc!r}", file=sys.stderr)
+
+    def pump() -> None:
+        with os.fdopen(sdk_out_r, "rb") as from_sdk:
+            for line in iter(from_sdk.readline, b""):
+                sdk_spoke.set()
+                drop, contradicted = answers.settle(line) if answers is not None else (False, None)
+                if contradicted is not None:
+                    print(
+                        f"reme-mcp: the early answer to request {contradicted} differs from the SDK's", file=sys.stderr
+                    )
+                if not drop:
+                    send(line)
+        sys.stderr.flush()
+        os._exit(exit_code[0])
+
+    _start(sdk, "reme-sdk")
+    _start(pump, "reme-pump")
+    with os.fdopen(sdk_in_w, "wb") as to_sdk:
+        for line in iter(wire_in.readline, b""):
+            if answers is not None and not sdk_spoke.is_set():
+                early = answers.reply(line)
+                if early is not None:
+                    send(early)
+            try:
+                to_sdk.write(line)
+                to_sdk.flush()
+            except (BrokenPipeError, ValueError):
+                break
+    threading.Event().wait()  # the pump ends the process when the SDK has written its last line
+
+
+def _start(target: Callable[[], Any], name: str) -> None:
+    threading.Thread(target=target, name=name, daemon=True).start()
