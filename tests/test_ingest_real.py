@@ -1,4 +1,4 @@
-"""Logs the real hosts wrote (Pi 1.6.0, OpenCode 1.18.33, driven by the scripted model): import them as they are."""
+"""Logs the real hosts wrote (Pi 1.6.0, OpenCode 1.18.33, Hermes 0.19.0, driven by the scripted model), as they are."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ def _install(name: str, home: Path) -> None:
         folder.mkdir(parents=True)
         for n in (1, 2):
             shutil.copy(FIXTURES / f"pi-1.6.0.real-session{n}.jsonl", folder / f"session{n}.jsonl")
+    elif name == "hermes":
+        db = home / ".hermes" / "state.db"
+        db.parent.mkdir(parents=True)
+        conn = sqlite3.connect(db)
+        conn.executescript((FIXTURES / "hermes-0.19.0.real.sql").read_text(encoding="utf-8"))
+        conn.commit()
+        conn.close()
     else:
         db = home / ".local" / "share" / "opencode" / "opencode.db"
         db.parent.mkdir(parents=True)
@@ -31,6 +38,21 @@ def _install(name: str, home: Path) -> None:
         conn.executescript((FIXTURES / "opencode-1.18.33.real.sql").read_text(encoding="utf-8"))
         conn.commit()
         conn.close()
+
+
+def test_real_hermes_session_imports_without_its_system_prompt(tmp_path: Path) -> None:
+    # Hermes ran without reme configured: the scripted model answered "OK." to the passphrase.
+    _install("hermes", tmp_path / "home")
+    importer = Importer(Workspace(tmp_path / "ws"), get_source("hermes"), env={"HOME": str(tmp_path / "home")})
+    tally = importer.run_once()
+    assert (tally.sessions, tally.messages) == (1, 2)
+    [dialog] = (tmp_path / "ws" / "session" / "dialog" / "hermes").glob("*.jsonl")
+    records = [json.loads(line) for line in dialog.read_text(encoding="utf-8").splitlines()]
+    assert [(r["role"], r["content"][0]["text"]) for r in records] == [("user", PASSPHRASE), ("assistant", "OK.")]
+    assert records[0]["metadata"]["project"] == "/home/user/project"
+    assert importer.run_once().messages == 0
+    memory = Memory(Settings(workspace=(tmp_path / "ws").resolve(), timezone=datetime.UTC))
+    assert memory.search("蓝鲸-731").results[0].path == f"session/dialog/hermes/{dialog.name}"
 
 
 @pytest.mark.parametrize("name", ["pi", "opencode"])

@@ -19,6 +19,8 @@ _DATA_URI_RE = re.compile(r"data:[\w.+-]{1,80}/[\w.+-]{1,80};base64,[A-Za-z0-9+/
 # A long unbroken run of base64 is an attachment, not prose.
 _BASE64_RE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{400,}={0,2}")
 _BINARY = "[binary data dropped]"
+# The characters that can open a boundary tag (boundary.escape knows their look-alikes).
+_OPENERS = "<\uff1c\ufe64\u2039\u3008\u27e8\u2329"
 # Redaction stops after this many findings: a message made of secrets is dropped whole.
 _MAX_FINDINGS = 50
 
@@ -77,7 +79,9 @@ def kept_text(text: str) -> str:
         text = _DATA_URI_RE.sub(_BINARY, text)
     if len(text) >= 400:
         text = _BASE64_RE.sub(_BINARY, text)
-    text = escape(text).strip()
+    if any(bracket in text for bracket in _OPENERS):
+        text = escape(text)
+    text = text.strip()
     if not text or text == _BINARY:
         return ""
     return text

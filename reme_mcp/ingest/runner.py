@@ -154,9 +154,10 @@ def imported_summary(ws: Workspace, source: Source) -> tuple[int, int]:
 
 
 def start_background(
-    ws: Workspace, names: list[str], after: threading.Event | None = None, at_most: float = 10.0
+    ws: Workspace, names: list[str], after: threading.Event | None = None, at_most: float = 3.0
 ) -> threading.Event:
-    """Follow the named sources in a daemon thread, started once `after` is set (tools/list answered)."""
+    """Follow the named sources in a daemon thread, started once `after` is set (tools/list
+    answered), or `at_most` seconds after the start when there is nothing to wait for."""
     stop = threading.Event()
     importers: list[Importer] = []
     for name in names:
@@ -166,8 +167,7 @@ def start_background(
             print(f"reme-mcp: --ingest: {exc.args[0]}", file=sys.stderr)
 
     def run() -> None:
-        if after is not None:
-            after.wait(at_most)
+        (after or threading.Event()).wait(at_most)
         for importer in importers:
             trouble = importer.problem()
             if trouble:

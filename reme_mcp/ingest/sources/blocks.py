@@ -56,7 +56,7 @@ def content_text(content: Any, tally: Tally) -> str:
 
 def make_turn(native_id: str, role: str, raw_text: str, created_at: str, tally: Tally) -> Turn | None:
     """A kept turn, or None (counted) when nothing worth keeping is left."""
-    text = kept_text(_SCAFFOLD_RE.sub("", raw_text))
+    text = kept_text(_SCAFFOLD_RE.sub("", raw_text) if "<" in raw_text else raw_text)
     if not text:
         tally.skipped["empty messages"] += 1
         return None
