@@ -1,0 +1,40 @@
+"""What every host test asserts once its two sessions ran against the scripted model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hosts.script import PASSPHRASE, RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT, Script, reme_tools
+
+
+def reme_command(client: str, workspace: Path) -> str:
+    """The snippet `reme-mcp config CLIENT` prints, from the installation under test."""
+    argv = [sys.executable, "-m", "reme_mcp", "config", client, "--workspace", str(workspace)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def assert_remembered_then_found(script: Script) -> None:
+    """Session 1 offered the five reme tools in its first request and called `remember`;
+    session 2 offered them in its first request, called `search`, and the result the model
+    received holds the passphrase."""
+    for prompt, tool in ((REMEMBER_PROMPT, "remember"), (RECALL_PROMPT, "search")):
+        requests = script.session_requests(prompt)
+        assert requests, f"the host never sent the model the user's words {prompt!r}"
+        first = reme_tools(requests[0].offered)
+        assert sorted(first) == sorted(REME_TOOLS), f"first request offered {requests[0].offered}"
+        # No extra wrappers (prompts_list, resources_read, ...) under the server's prefix either.
+        prefix = first["search"].removesuffix("search")
+        extra = [name for name in requests[0].offered if name.startswith(prefix) and name not in first.values()]
+        assert not extra, f"tools beyond the five under {prefix!r}: {extra}"
+        # Nor the generic wrappers a host adds when a server claims prompts or resources.
+        wrappers = [name for name in requests[0].offered if "resource" in name.lower() or "prompt" in name.lower()]
+        assert not wrappers, f"wrapper tools for capabilities reme has nothing behind: {wrappers}"
+        assert len(requests) >= 2, f"the host never sent the {tool} result back to the model"
+        results = "\n".join(requests[-1].tool_results)
+        if tool == "search":
+            assert PASSPHRASE in results, f"search result lacks the passphrase: {results[:500]}"
+        else:
+            assert "Stored" in results or "daily/" in results, f"remember did not store: {results[:500]}"

