@@ -230,7 +230,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def all_chunks(ws_root: Path) -> Iterator[dict[str, Any]]:
     """The index documents of every file, as reme-mcp produces them."""
-    from reme_mcp.schema import file_documents
+    from reme_mcp.index.schema import file_documents
     from reme_mcp.workspace import Workspace
 
     ws = Workspace(ws_root)
@@ -242,7 +242,7 @@ def plain_whoosh_build(ws_root: Path, target: Path) -> int:
     """The baseline: the same schema and documents through one plain `ix.writer()`, in one process."""
     from whoosh import index as whoosh_index
 
-    from reme_mcp.schema import build_schema
+    from reme_mcp.index.schema import build_schema
 
     schema = build_schema()
     target.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Tests for reme_mcp.analysis: the tokens it emits, and retrieval in a real Whoosh index."""
+"""Tests for reme_mcp.index.analysis: the tokens it emits, and retrieval in a real Whoosh index."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.qparser import OrGroup, QueryParser
 from whoosh.query import Phrase
 
-from reme_mcp.analysis import identifier_parts, memory_analyzer
+from reme_mcp.index.analysis import identifier_parts, memory_analyzer
 
 
 def texts(value: str, mode: str = "index") -> list[str]:

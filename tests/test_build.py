@@ -1,4 +1,4 @@
-"""The bulk build (reme_mcp.build) writes exactly the index a plain Whoosh writer writes.
+"""The bulk build (reme_mcp.index.build) writes exactly the index a plain Whoosh writer writes.
 
 The baseline is bench/perf.py's `plain_whoosh_build`: the same schema and the
 same documents through one plain `ix.writer()`. Indexes are compared through
@@ -25,9 +25,9 @@ import pytest
 from whoosh import index as whoosh_index
 from whoosh.fields import TEXT, Schema
 
-from reme_mcp import build as build_module
-from reme_mcp.build import build_index
-from reme_mcp.schema import build_schema
+from reme_mcp.index import build as build_module
+from reme_mcp.index.build import build_index
+from reme_mcp.index.schema import build_schema
 from reme_mcp.workspace import Workspace
 from tests.conftest import message, write
 
@@ -288,7 +288,7 @@ def test_an_empty_workspace(tmp_path: Path) -> None:
 
 
 def build_workers() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if "reme_mcp.build" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process().children(recursive=True) if "reme_mcp.index.build" in " ".join(p.cmdline())]
 
 
 def test_a_dead_worker_fails_the_build_and_stops_the_rest(big_workspace: Path, tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def test_a_dead_worker_fails_the_build_and_stops_the_rest(big_workspace: Path, t
 
 def test_a_worker_stops_as_soon_as_its_parent_is_gone(big_workspace: Path, tmp_path: Path) -> None:
     """A parent's death closes the worker's stdin (its lifeline): the worker must stop, not finish its share."""
-    package_root = str(Path(build_module.__file__).resolve().parent.parent)
+    package_root = str(Path(build_module.__file__).resolve().parents[2])
     worker = subprocess.Popen(
         [sys.executable, "-c", build_module._WORKER_CODE, package_root], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
@@ -335,7 +335,7 @@ def test_a_killed_build_leaves_no_process_behind(big_workspace: Path, tmp_path: 
         """
         import sys
         from pathlib import Path
-        from reme_mcp.build import build_index
+        from reme_mcp.index.build import build_index
         from reme_mcp.workspace import Workspace
 
         def progress(done, total):

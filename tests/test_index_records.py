@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reme_mcp import records as records_module
 from reme_mcp.config import load_settings
+from reme_mcp.index import records as records_module
+from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_record
 from reme_mcp.memory import Memory
-from reme_mcp.schema import FILE_RECORD, FileRecord, file_record
 from reme_mcp.workspace import file_stamp
 from tests.conftest import DAY, make_reme_workspace
 

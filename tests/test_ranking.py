@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reme_mcp.documents import Chunk
-from reme_mcp.ranking import context_texts, date_words, diversify
+from reme_mcp.index.ranking import context_texts, date_words, diversify
 
 
 def test_date_words() -> None:

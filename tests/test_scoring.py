@@ -18,10 +18,10 @@ import pytest
 from whoosh.query import And, Or, Query, Term, TermRange
 from whoosh.scoring import BM25F, BM25FScorer
 
-from reme_mcp import ranking
 from reme_mcp.config import load_settings
+from reme_mcp.index import ranking
+from reme_mcp.index.scoring import BM25Scorer, WeightedTerm
 from reme_mcp.memory import Memory
-from reme_mcp.scoring import BM25Scorer, WeightedTerm
 
 WORDS = [
     "alpha",

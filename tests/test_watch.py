@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from reme_mcp.config import load_settings
+from reme_mcp.index.watch import file_system_type
 from reme_mcp.memory import Memory
-from reme_mcp.watch import file_system_type
 from tests.conftest import make_reme_workspace
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
-from reme_mcp.analysis import memory_analyzer
 from reme_mcp.documents import Chunk
-from reme_mcp.scoring import WeightedTerm
+from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.scoring import WeightedTerm
 
 # Field weights. A note's name and description say what it is about. On LoCoMo
 # (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker 0.5 -> 1.0 +1.4 (a

@@ -27,8 +27,8 @@ from typing import Any
 
 from whoosh import index as whoosh_index
 
-from reme_mcp.bulk_writer import BulkWriter
-from reme_mcp.schema import FILE_RECORD, build_schema, file_documents
+from reme_mcp.index.bulk_writer import BulkWriter
+from reme_mcp.index.schema import FILE_RECORD, build_schema, file_documents
 from reme_mcp.workspace import FileEntry, Workspace
 
 __all__ = ["build_index"]
@@ -133,7 +133,7 @@ def _processes(entries: Sequence[FileEntry]) -> int:
 
 _WORKER_CODE = (
     "import sys; sys.argv[1] in sys.path or sys.path.insert(0, sys.argv[1]); "
-    "from reme_mcp.build import _worker_main; _worker_main()"
+    "from reme_mcp.index.build import _worker_main; _worker_main()"
 )
 
 
@@ -184,7 +184,7 @@ def _read_messages(share: int, worker: subprocess.Popen[bytes], events: queue.Si
 def _build_in_workers(
     ws: Workspace, shares: list[list[str]], directory: Path, segment_postings: int, on_file: Callable[[], None]
 ) -> tuple[list[Any], int]:
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])
     events: queue.SimpleQueue[Any] = queue.SimpleQueue()
     workers: list[subprocess.Popen[bytes]] = []
     readers: list[threading.Thread] = []

@@ -27,14 +27,14 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
 
-from reme_mcp import ranking
-from reme_mcp.analysis import memory_analyzer
-from reme_mcp.build import build_index
-from reme_mcp.records import RecordCache
-from reme_mcp.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
-from reme_mcp.scoring import BM25Scorer
-from reme_mcp.segments import merge_small, reader_reusing
-from reme_mcp.watch import FileView
+from reme_mcp.index import ranking
+from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.build import build_index
+from reme_mcp.index.records import RecordCache
+from reme_mcp.index.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
+from reme_mcp.index.scoring import BM25Scorer
+from reme_mcp.index.segments import merge_small, reader_reusing
+from reme_mcp.index.watch import FileView
 from reme_mcp.workspace import FileEntry, Workspace, file_kind
 
 log = logging.getLogger("reme_mcp.index")

@@ -24,7 +24,7 @@ from typing import Any
 
 from reme_mcp.workspace import PRIVATE_DIRS, FileEntry, Workspace
 
-log = logging.getLogger("reme_mcp.watch")
+log = logging.getLogger("reme_mcp.index.watch")
 
 # File systems whose changes on other machines or in other kernels inotify never hears of.
 _REMOTE = frozenset(

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.schema import FILE_RECORD, FileRecord, file_record
+from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_record
 from reme_mcp.workspace import Workspace
 
 # Save the kept records once a call read at least this many from the index.
