@@ -187,7 +187,7 @@ def test_sigkill_during_reindex(tmp_path: Path) -> None:
     # Staging folders of killed rebuilds do not pile up: the next rebuild clears them.
     done = subprocess.run([*REME, "-w", str(ws), "reindex", "-q"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    state = ws / "metadata" / "reme-mcp"
+    state = memory(ws).index.folder  # the index's private folder, outside the workspace
     assert [p.name for p in state.iterdir() if ".building-" in p.name or ".old-" in p.name] == []
 
 

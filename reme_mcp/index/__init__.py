@@ -27,9 +27,11 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
 
+from reme_mcp.config import default_index_home
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.build import build_index
+from reme_mcp.index.home import ensure_folder, index_lock, private_folder
 from reme_mcp.index.records import RecordCache
 from reme_mcp.index.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
 from reme_mcp.index.scoring import BM25Scorer
@@ -107,15 +109,23 @@ def _through_commits(step: Callable[[], T], attempts: int = 10) -> T:
 class MemoryIndex:
     """The workspace's Whoosh index, shared safely by threads of this process and by other processes."""
 
-    def __init__(self, ws: Workspace, max_scan_interval: float = 2.0, watch_after: float = MIN_THROTTLED_SCAN) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        max_scan_interval: float = 2.0,
+        watch_after: float = MIN_THROTTLED_SCAN,
+        home: Path | None = None,
+    ) -> None:
         self.ws = ws
-        self.directory = ws.state_dir / f"index-v{SCHEMA_VERSION}"
+        # The index, its records and the write spool: in a folder of this user's, never in the workspace (home.py).
+        self.folder = private_folder(ws, home if home is not None else default_index_home())
+        self.directory = self.folder / f"index-v{SCHEMA_VERSION}"
         self.max_scan_interval = max_scan_interval
         self._lock = threading.RLock()
         self._ix: Any = None
         self._searcher: Searcher | None = None
         self._records: dict[str, FileRecord] = {}
-        self._record_cache = RecordCache(ws, ws.state_dir / f"records-v{SCHEMA_VERSION}.json")
+        self._record_cache = RecordCache(ws, self.folder / f"records-v{SCHEMA_VERSION}.json")
         self._records_generation = -2
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
@@ -126,6 +136,9 @@ class MemoryIndex:
         self._view = FileView(ws)
         self._settled_generation = -3  # records generation when the files last matched the records
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
+
+    def _index_lock(self) -> contextlib.AbstractContextManager[None]:
+        return index_lock(self.folder)
 
     # ---- opening and rebuilding --------------------------------------------------------------
 
@@ -150,7 +163,7 @@ class MemoryIndex:
 
     def rebuild(self, reason: str = "asked to", progress: Callable[[int, int], None] | None = None) -> int:
         """Build the whole index from the files in a fresh folder, then swap it in. Returns the chunk count."""
-        with self._lock, self.ws.lock("index"):
+        with self._lock, self._index_lock():
             if reason == "no index yet" and whoosh_index.exists_in(str(self.directory)):
                 return 0  # another process built it while we waited
             # A first build is news only when it indexed something (a new, empty workspace is not).
@@ -164,7 +177,8 @@ class MemoryIndex:
             for leftover in self.directory.parent.glob(f".{self.directory.name}.*"):
                 if ".building-" in leftover.name or ".old-" in leftover.name:
                     shutil.rmtree(leftover, ignore_errors=True)
-            staging.mkdir(parents=True)
+            ensure_folder(self.folder)
+            staging.mkdir()
             chunks = build_index(self.ws, staging, progress)
             if reason == "no index yet" and chunks:
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, reason)
@@ -259,7 +273,7 @@ class MemoryIndex:
         if not self._stale(files, records, only):
             self._settle()
             return 0
-        with self.ws.lock("index"):
+        with self._index_lock():
             # Another process may have done part of the work while we waited.
             generation = self._records_generation
             records = self.records()
@@ -295,7 +309,7 @@ class MemoryIndex:
 
     def write_files(self, paths: Iterable[str], locked: bool = False) -> None:
         """Re-index these files now (dropping those that are gone), in one commit."""
-        with self._lock, contextlib.nullcontext() if locked else self.ws.lock("index"):
+        with self._lock, contextlib.nullcontext() if locked else self._index_lock():
             ix = self._open()
             # Separate files per segment: Whoosh reads a compound file through Python-level
             # seeks, which made opening the segments after each commit most of its cost.
@@ -341,19 +355,19 @@ class MemoryIndex:
         than N commits (a commit is the slow part), and a spool entry left by a writer that
         died is picked up by the next one.
         """
-        spool = self.ws.state_dir / "pending"
-        spool.mkdir(parents=True, exist_ok=True)
+        spool = self.folder / "pending"
+        ensure_folder(spool)
         name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
         tmp = spool / f".{name}"
         tmp.write_text("\n".join(paths), encoding="utf-8")
         os.replace(tmp, spool / name)  # readers never see a half-written entry
-        with self._lock, self.ws.lock("index"):
+        with self._lock, self._index_lock():
             if (spool / name).exists():  # else another writer's commit included these files
                 self._write_spooled([])
 
     def _write_spooled(self, paths: Iterable[str]) -> None:
         """One commit for `paths` and everything spooled by writers. Call under the index lock."""
-        spool = self.ws.state_dir / "pending"
+        spool = self.folder / "pending"
         try:
             entries = [e.path for e in os.scandir(spool) if not e.name.startswith(".")]
         except OSError:
