@@ -95,15 +95,16 @@ def _temporary_folder() -> Path:
     return folder
 
 
-_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_THREAD_LOCKS: dict[str, threading.RLock] = {}
+_DEPTH: dict[str, int] = {}  # how deeply the thread holding a folder's RLock holds its index lock
 _THREAD_LOCKS_GUARD = threading.Lock()
 
 
-def _thread_lock(key: str) -> threading.Lock:
+def _thread_lock(key: str) -> threading.RLock:
     with _THREAD_LOCKS_GUARD:
         found = _THREAD_LOCKS.get(key)
         if found is None:
-            found = _THREAD_LOCKS[key] = threading.Lock()
+            found = _THREAD_LOCKS[key] = threading.RLock()
         return found
 
 
@@ -111,24 +112,36 @@ def _thread_lock(key: str) -> threading.Lock:
 def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """The cross-process lock every index writer and builder holds; the OS releases it when its holder dies.
 
-    Threads of this process queue on an in-process lock first, so only one of them polls
-    the file lock. The folder is created if it went away (someone cleared the cache).
+    Re-entrant in one thread (a commit that finds the folder cleared builds it under the
+    lock it holds). Threads of this process queue on an in-process lock first, so only
+    one of them polls the file lock. The folder is created again if it went away.
     """
     busy = ReMeError(f"the index is busy (its lock held for over {timeout:.0f} s): try again")
     locks = folder / "locks"
-    in_process = _thread_lock(str(locks))
+    key = str(locks)
+    in_process = _thread_lock(key)
     if not in_process.acquire(timeout=timeout):
         raise busy
     try:
+        depth = _DEPTH.get(key, 0)  # only the thread holding `in_process` reads or writes it
+        if depth:
+            _DEPTH[key] = depth + 1
+            try:
+                yield
+            finally:
+                _DEPTH[key] = depth
+            return
         ensure_folder(locks)
         lock = FileLock(str(locks / "index.lock"))
         try:
             lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
         except Timeout as exc:
             raise busy from exc
+        _DEPTH[key] = 1
         try:
             yield
         finally:
+            _DEPTH[key] = 0
             lock.release()
     finally:
         in_process.release()
