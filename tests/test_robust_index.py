@@ -276,6 +276,21 @@ def test_a_read_only_index_answers_and_remember_says_why(
     assert memory.search("zqorca").results[0].path.startswith(f"daily/{DAY}/")
 
 
+def test_an_index_home_that_cannot_be_written_still_serves_search(tmp_path: Path, env: dict[str, str]) -> None:
+    root = make_reme_workspace(tmp_path / "ws")
+    home = Path(env["REME_INDEX_DIR"])
+    home.mkdir(mode=0o700)
+    mount("--bind", "-o", "ro", str(home), str(home))
+    try:
+        proc = run_cli("-w", str(root), "search", "Go backend services", env=env)
+    finally:
+        subprocess.run(["umount", "-l", str(home)], check=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "go-backend" in proc.stdout
+    moved = [line for line in proc.stderr.splitlines() if "indexes into" in line]
+    assert len(moved) == 1 and "read-only" in moved[0], proc.stderr
+
+
 # ---- the folder cleared under load ----------------------------------------------------------------
 
 WORKER = Path(__file__).with_name("robust_worker.py")

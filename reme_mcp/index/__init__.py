@@ -84,11 +84,15 @@ class MemoryIndex:
         home: Path | None = None,
     ) -> None:
         self.ws = ws
-        self.folder = private_folder(ws, home if home is not None else default_index_home())
-        self._store = IndexStore(ws, self.folder)
+        self._store = IndexStore(ws, private_folder(ws, home if home is not None else default_index_home()))
         self._writer = IndexWriter(ws, self._store)
         self._sync = IndexSync(ws, self._store, self._writer, max_scan_interval, watch_after)
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+
+    @property
+    def folder(self) -> Path:
+        """This workspace's private index folder (home.py): the index, its records and the write spool."""
+        return self._store.folder
 
     @property
     def directory(self) -> Path:

@@ -66,7 +66,7 @@ def private_folder(ws: Workspace, home: Path) -> Path:
     for checked in (home, folder):
         reason = unsafe_reason(checked)
         if reason is not None:
-            fallback = _temporary_folder()
+            fallback = temporary_folder()
             log.warning(
                 "reme-mcp: not using the index folder %s: %s; this process indexes into %s instead "
                 "(make the folder yours with mode 700, or set REME_INDEX_DIR)",
@@ -89,7 +89,8 @@ def ensure_folder(folder: Path) -> None:
             os.mkdir(path, mode=0o700)
 
 
-def _temporary_folder() -> Path:
+def temporary_folder() -> Path:
+    """A fresh folder private to this process (0700), removed when it exits."""
     folder = Path(tempfile.mkdtemp(prefix="reme-mcp-index-"))  # mode 0700, ours
     atexit.register(shutil.rmtree, folder, True)
     return folder

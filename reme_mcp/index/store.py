@@ -28,8 +28,9 @@ from typing import Any, TypeVar
 from whoosh import index as whoosh_index
 from whoosh.searching import Searcher
 
+from reme_mcp.errors import os_error_line
 from reme_mcp.index.build import build_index
-from reme_mcp.index.home import ensure_folder, index_lock
+from reme_mcp.index.home import ensure_folder, index_lock, temporary_folder
 from reme_mcp.index.records import RecordCache
 from reme_mcp.index.schema import SCHEMA_VERSION, FileRecord
 from reme_mcp.index.segments import reader_reusing
@@ -71,16 +72,19 @@ class IndexStore:
 
     def __init__(self, ws: Workspace, folder: Path) -> None:
         self.ws = ws
-        self.folder = folder
-        self.directory = folder / f"index-v{SCHEMA_VERSION}"
         self.mutex = threading.RLock()
         self.builds = 0  # full builds by this process
-        self._sizes = folder / f"sizes-v{SCHEMA_VERSION}.json"
         self._ix: Any = None
         self._searcher: Searcher | None = None
         self._records: dict[str, FileRecord] = {}
         self._records_generation: int | None = None  # the commit `_records` describes
-        self._record_cache = RecordCache(ws, folder / f"records-v{SCHEMA_VERSION}.json")
+        self._place(folder)
+
+    def _place(self, folder: Path) -> None:
+        self.folder = folder
+        self.directory = folder / f"index-v{SCHEMA_VERSION}"
+        self._sizes = folder / f"sizes-v{SCHEMA_VERSION}.json"
+        self._record_cache = RecordCache(self.ws, folder / f"records-v{SCHEMA_VERSION}.json")
 
     def exists(self) -> bool:
         return bool(whoosh_index.exists_in(str(self.directory)))
@@ -96,7 +100,7 @@ class IndexStore:
         with self.mutex:
             if self._ix is None:
                 if not self.exists():
-                    self.rebuild(BuildReason.MISSING)
+                    self._first_build()
                 try:
                     self._ix = through_commits(self._open_checked)
                 except Exception as exc:
@@ -106,6 +110,22 @@ class IndexStore:
                     self.rebuild(BuildReason.DAMAGED, _cause(exc))
                     self._ix = open_index(self.directory)
             return self._ix
+
+    def _first_build(self) -> None:
+        """Build a missing index; where its folder cannot be written, in a private temporary one."""
+        try:
+            self.rebuild(BuildReason.MISSING)
+        except OSError as exc:
+            if is_corruption(exc) or self.exists():
+                raise
+            fallback = temporary_folder()
+            log.warning(
+                "reme-mcp: %s; this process indexes into %s instead",
+                os_error_line(exc, f"building the index in {self.folder}"),
+                fallback,
+            )
+            self._place(fallback)
+            self.rebuild(BuildReason.MISSING)
 
     def _open_checked(self) -> Any:
         self._check_sizes()

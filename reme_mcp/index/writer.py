@@ -45,7 +45,11 @@ class IndexWriter:
     def __init__(self, ws: Workspace, store: IndexStore) -> None:
         self.ws = ws
         self.store = store
-        self.spool = store.folder / "pending"
+
+    @property
+    def spool(self) -> Path:
+        """Where writers leave the paths they wait to have indexed (beside the index: it may move)."""
+        return self.store.folder / "pending"
 
     def write_files(self, paths: Iterable[str]) -> None:
         """Re-index these files now (dropping those that are gone), in one commit."""
