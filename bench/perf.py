@@ -318,8 +318,9 @@ async def cold_start_once(ws_root: Path, query: str, queries: list[str]) -> dict
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reme_mcp", "--workspace", str(ws_root)],
-        # The SDK passes only a safe subset of the environment: keep the server on the bench's code.
-        env={"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else None,
+        # The SDK passes only a safe subset of the environment: keep the server on the bench's
+        # code and on the index the bench built (REME_INDEX_DIR).
+        env={k: os.environ[k] for k in ("PYTHONPATH", "REME_INDEX_DIR") if os.environ.get(k)} or None,
     )
     start = time.perf_counter()
     async with Client(params) as client:
