@@ -7,8 +7,9 @@ index is built; a damaged one (whoosh_private.is_corruption, or a file shorter
 than when it was committed, see `_check_sizes`) is rebuilt. A build happens in
 a staging folder that is swapped in whole, so a killed build leaves the old
 index usable. Each commit also leaves the size of every index file in a small
-JSON file beside it: a file cut short (a crash of the disk, a careless copy)
-does not always fail to decode, so a new process compares sizes before trusting it.
+JSON file in the index folder: a file cut short (a failing disk, a careless
+copy) does not always fail to decode, so a new process compares sizes before
+trusting it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ from reme_mcp.workspace import Workspace
 log = logging.getLogger("reme_mcp.index")
 
 T = TypeVar("T")
+
+# Inside the index folder, so it moves with a swap; Whoosh leaves dot-files alone.
+SIZES = ".committed-sizes.json"
 
 
 class BuildReason(Enum):
@@ -83,7 +87,6 @@ class IndexStore:
     def _place(self, folder: Path) -> None:
         self.folder = folder
         self.directory = folder / f"index-v{SCHEMA_VERSION}"
-        self._sizes = folder / f"sizes-v{SCHEMA_VERSION}.json"
         self._record_cache = RecordCache(self.ws, folder / f"records-v{SCHEMA_VERSION}.json")
 
     def exists(self) -> bool:
@@ -196,7 +199,7 @@ class IndexStore:
                     else:
                         records[path] = record
                 self._records, self._records_generation = records, generation
-            self._save_sizes()
+            _save_sizes(self.directory)
 
     # ---- building ------------------------------------------------------------------------------
 
@@ -219,6 +222,7 @@ class IndexStore:
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
             staging.mkdir()
             chunks = build_index(self.ws, staging, progress)
+            _save_sizes(staging)  # swapped in with the index: never beside another build's files
             if reason is BuildReason.MISSING and chunks:
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, said)
             old = self.directory.with_name(f".{self.directory.name}.old-{os.getpid()}")
@@ -226,7 +230,6 @@ class IndexStore:
                 os.replace(self.directory, old)
             os.replace(staging, self.directory)
             shutil.rmtree(old, ignore_errors=True)
-            self._save_sizes()
             self._drop_older_schemas()
             return chunks
 
@@ -237,22 +240,10 @@ class IndexStore:
             if version.isdigit() and int(version) < SCHEMA_VERSION:
                 shutil.rmtree(folder, ignore_errors=True)
 
-    # ---- file sizes ----------------------------------------------------------------------------
-
-    def _save_sizes(self) -> None:
-        """Every index file's size, as committed. Call under the index lock (no commit is half-written)."""
-        try:
-            sizes = {e.name: e.stat().st_size for e in os.scandir(self.directory) if _committed_file(e)}
-            tmp = self._sizes.with_name(f".{self._sizes.name}.{os.getpid()}")
-            tmp.write_text(json.dumps(sizes), encoding="utf-8")
-            os.replace(tmp, self._sizes)
-        except OSError:
-            pass  # only a check for the next process: without it, decoding errors still tell damage
-
     def _check_sizes(self) -> None:
         """Refuse an index one of whose committed files is now shorter or longer than committed."""
         try:
-            saved = json.loads(self._sizes.read_text(encoding="utf-8"))
+            saved = json.loads((self.directory / SIZES).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
         if not isinstance(saved, dict):
@@ -261,6 +252,17 @@ class IndexStore:
             size = saved.get(entry.name)
             if isinstance(size, int) and entry.stat().st_size != size:
                 raise DamagedIndex(f"{entry.name} is {entry.stat().st_size} bytes, committed as {size}")
+
+
+def _save_sizes(directory: Path) -> None:
+    """Every index file's size, as committed. Call under the index lock (no commit is half-written)."""
+    try:
+        sizes = {e.name: e.stat().st_size for e in os.scandir(directory) if _committed_file(e)}
+        tmp = directory / f"{SIZES}.{os.getpid()}"
+        tmp.write_text(json.dumps(sizes), encoding="utf-8")
+        os.replace(tmp, directory / SIZES)
+    except OSError:
+        pass  # only a check for the next process: without it, decoding errors still tell damage
 
 
 def _committed_file(entry: os.DirEntry[str]) -> bool:

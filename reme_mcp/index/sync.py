@@ -66,7 +66,7 @@ class IndexSync:
         self._last_scan_cost = 0.0
         self._settled: int | None = None  # the records' generation when the files last matched them
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
-        self._unwritable: str | None = None  # why the last commit failed, said once
+        self._unwritable: int | None = None  # the errno the last commit failed with, said once
 
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
@@ -134,7 +134,7 @@ class IndexSync:
         self._pending.clear()
 
     def _say_unwritable(self, exc: OSError) -> None:
-        line = os_error_line(exc, "updating the index")
-        if line != self._unwritable:
+        if exc.errno != self._unwritable:  # the file named differs from one attempt to the next
+            line = os_error_line(exc, "updating the index")
             log.warning("reme-mcp: %s; searches answer from the index as it is until it can be written", line)
-            self._unwritable = line
+            self._unwritable = exc.errno
