@@ -43,7 +43,8 @@ log = logging.getLogger("reme_mcp.index")
 T = TypeVar("T")
 
 # Inside the index folder, so it moves with a swap; Whoosh leaves dot-files alone.
-SIZES = ".committed-sizes.json"
+SIZES = ".committed-sizes.jsonl"
+MAX_SIZES_LOG = 256 * 1024  # bytes; then rewritten with only the files still there
 
 
 class BuildReason(Enum):
@@ -82,6 +83,7 @@ class IndexStore:
         self._searcher: Searcher | None = None
         self._records: dict[str, FileRecord] = {}
         self._records_generation: int | None = None  # the commit `_records` describes
+        self._recorded: set[str] = set()  # index files whose size this process logged
         self._place(folder)
 
     def _place(self, folder: Path) -> None:
@@ -199,7 +201,7 @@ class IndexStore:
                     else:
                         records[path] = record
                 self._records, self._records_generation = records, generation
-            _save_sizes(self.directory)
+            record_sizes(self.directory, self._recorded)
 
     # ---- building ------------------------------------------------------------------------------
 
@@ -222,7 +224,8 @@ class IndexStore:
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
             staging.mkdir()
             chunks = build_index(self.ws, staging, progress)
-            _save_sizes(staging)  # swapped in with the index: never beside another build's files
+            self._recorded = set()
+            record_sizes(staging, self._recorded)  # swapped in with the index: never beside another build's files
             if reason is BuildReason.MISSING and chunks:
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, said)
             old = self.directory.with_name(f".{self.directory.name}.old-{os.getpid()}")
@@ -242,25 +245,54 @@ class IndexStore:
 
     def _check_sizes(self) -> None:
         """Refuse an index one of whose committed files is now shorter or longer than committed."""
-        try:
-            saved = json.loads((self.directory / SIZES).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if not isinstance(saved, dict):
+        saved = committed_sizes(self.directory)
+        if not saved:
             return
         for entry in os.scandir(self.directory):
             size = saved.get(entry.name)
-            if isinstance(size, int) and entry.stat().st_size != size:
+            if size is not None and entry.stat().st_size != size:
                 raise DamagedIndex(f"{entry.name} is {entry.stat().st_size} bytes, committed as {size}")
 
 
-def _save_sizes(directory: Path) -> None:
-    """Every index file's size, as committed. Call under the index lock (no commit is half-written)."""
+def committed_sizes(directory: Path) -> dict[str, int]:
+    """The sizes `record_sizes` logged for the files of this index folder (a torn last line is skipped)."""
     try:
-        sizes = {e.name: e.stat().st_size for e in os.scandir(directory) if _committed_file(e)}
-        tmp = directory / f"{SIZES}.{os.getpid()}"
-        tmp.write_text(json.dumps(sizes), encoding="utf-8")
-        os.replace(tmp, directory / SIZES)
+        lines = (directory / SIZES).read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return {}
+    sizes: dict[str, int] = {}
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            sizes.update((k, v) for k, v in entry.items() if isinstance(k, str) and isinstance(v, int))
+    return sizes
+
+
+def record_sizes(directory: Path, recorded: set[str]) -> None:
+    """Log the size of every index file not in `recorded` (and add it there). Call under the index lock.
+
+    A file's size is final once its commit is done, and no commit is half-done under the
+    lock. The log is appended to, never replaced: replacing a file by rename makes ext4
+    write it out at once (about 4 ms a commit here); it is compacted when it grows large.
+    """
+    try:
+        entries = [e for e in os.scandir(directory) if _committed_file(e)]
+        new = {e.name: e.stat().st_size for e in entries if e.name not in recorded}
+        if not new:
+            return
+        log_file = directory / SIZES
+        with open(log_file, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(new) + "\n")
+            grown = fh.tell() > MAX_SIZES_LOG
+        recorded.update(new)
+        if grown:
+            current = {e.name: e.stat().st_size for e in entries}
+            tmp = directory / f"{SIZES}.{os.getpid()}"
+            tmp.write_text(json.dumps(current) + "\n", encoding="utf-8")
+            os.replace(tmp, log_file)
     except OSError:
         pass  # only a check for the next process: without it, decoding errors still tell damage
 
