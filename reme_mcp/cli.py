@@ -261,4 +261,7 @@ cli.add_command(ingest)
 
 
 def main() -> None:
+    from reme_mcp.swap import enable_leases
+
+    enable_leases()
     cli(prog_name="reme-mcp")

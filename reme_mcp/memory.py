@@ -11,7 +11,7 @@ from collections import deque
 from pathlib import Path
 from typing import Literal
 
-from reme_mcp import boundary
+from reme_mcp import boundary, swap
 from reme_mcp.config import Settings
 from reme_mcp.daily import (
     NoteMetaCache,
@@ -59,6 +59,7 @@ class Memory:
         self.ledger = Ledger(self.ws)
         self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
         self._note_meta: NoteMetaCache = {}
+        swap.enable_leases()
 
     # ---- search ------------------------------------------------------------------------------
 
