@@ -57,7 +57,7 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
-        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
+        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval, home=settings.index_home)
         self._note_meta: NoteMetaCache = {}
         swap.enable_leases()
 

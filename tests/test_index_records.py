@@ -1,6 +1,6 @@
 """The index's file records follow every commit, including other processes' commits and merges.
 
-Records are read once per segment and kept (index._live_records); these tests
+Records are read once per segment and kept (records.RecordCache); these tests
 check them, after each kind of commit by another writer, against a full read of
 every record in the index.
 """
@@ -12,14 +12,20 @@ from typing import Any
 
 from reme_mcp.config import load_settings
 from reme_mcp.index import records as records_module
-from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_record
+from reme_mcp.index.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_record
+from reme_mcp.index.store import IndexStore
 from reme_mcp.memory import Memory
 from reme_mcp.workspace import file_stamp
 from tests.conftest import DAY, make_reme_workspace
 
 
+def latest_searcher(memory: Memory) -> Any:
+    """A searcher of the memory's index opened afresh, as another process would."""
+    return IndexStore(memory.ws, memory.index.folder).searcher()
+
+
 def full_read(memory: Memory) -> dict[str, FileRecord]:
-    searcher = memory.index._current_searcher()
+    searcher = latest_searcher(memory)
     return {fields["path"]: file_record(fields) for fields in searcher.documents(kind=FILE_RECORD)}
 
 
@@ -48,7 +54,7 @@ def test_records_follow_another_writers_commits(tmp_path: Path) -> None:
         writer.remember(f"Fact number {i} about the harbour.", date="2026-11-29")
         if i % 7 == 0:
             assert reader.index.records() == full_read(reader)
-    segments = len(list(reader.index._current_searcher().leaf_searchers()))
+    segments = len(list(latest_searcher(reader).leaf_searchers()))
     assert segments < 20  # merges happened (40 commits)
     assert reader.index.records() == full_read(reader)
     assert set(reader.index.records()) == {entry.path for entry in reader.ws.walk()}  # one per file, no more
@@ -59,7 +65,7 @@ def test_a_new_process_reads_the_saved_records_not_the_index(tmp_path: Path, mon
     root = make_reme_workspace(tmp_path / "ws")
     first = Memory(load_settings(str(root), "UTC"))
     first.search("warm up")
-    saved = first.index._record_cache.saved
+    saved = first.index.folder / f"records-v{SCHEMA_VERSION}.json"
     assert saved.is_file() and first.index.records() == full_read(first)
 
     reads: list[str] = []
