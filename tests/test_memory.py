@@ -226,7 +226,7 @@ def test_traverse_folders_and_root_are_bounded(memory: Memory) -> None:
 
 
 def test_traverse_errors(memory: Memory) -> None:
-    with pytest.raises(ReMeError, match="1, 2 or 3"):
+    with pytest.raises(ReMeError, match="use 1 to 3"):
         memory.traverse("", depth=4)
     with pytest.raises(ReMeError, match="forward, backward or both"):
         memory.traverse(f"daily/{DAY}/go-backend.md", direction="sideways")
