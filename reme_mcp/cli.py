@@ -17,7 +17,7 @@ import click
 from reme_mcp import __version__
 from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.models import SEARCH_LIMIT, SEARCH_MAX_CHARS
+from reme_mcp.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 

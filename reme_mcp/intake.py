@@ -16,7 +16,7 @@ from reme_mcp import boundary
 from reme_mcp.daily import REQUEST_KEY, check_note_name, derive_description, derive_name, parse_date
 from reme_mcp.documents import body_hash
 from reme_mcp.errors import ReMeError
-from reme_mcp.models import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from reme_mcp.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
 from reme_mcp.secrets import find_secret
 
 

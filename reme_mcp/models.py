@@ -1,57 +1,66 @@
-"""The contract of the memory operations: each one's limits, and its typed result.
+"""The contract of the memory operations: each one's limits (from `limits`), and its typed result.
 
-The limits are declared here once; the MCP tools' input schemas, the CLI's options and
-Memory's own checks all read them, so the two faces cannot drift apart. Each result
-model becomes a tool's output schema and renders itself as compact text for clients
-that read only text. Memory text in these models is already escaped or wrapped in the
-<reme-context> boundary.
+Each result model becomes a tool's output schema and renders itself as compact text for
+clients that read only text. Memory text in these models is already escaped or wrapped
+in the <reme-context> boundary.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from reme_mcp.boundary import inside, one_line, wrap
-from reme_mcp.errors import ReMeError
+from reme_mcp.limits import (
+    DAILY_LIMIT,
+    DIRECTIONS,
+    MAX_DATE_CHARS,
+    MAX_DESCRIPTION_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_SHOWN,
+    MAX_REQUEST_ID_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    READ_MAX_CHARS,
+    SEARCH_LIMIT,
+    SEARCH_MAX_CHARS,
+    TRAVERSE_DEPTH,
+    Direction,
+    Limit,
+)
 
-
-@dataclass(frozen=True)
-class Limit:
-    """An integer argument's accepted range and default."""
-
-    low: int
-    high: int
-    default: int
-
-    def check(self, name: str, value: int) -> int:
-        """The value, or a one-line ReMeError naming the range (for callers without a schema)."""
-        if not self.low <= value <= self.high:
-            raise ReMeError(f"{name} {value} is out of range: use {self.low} to {self.high}")
-        return value
-
-    def field(self, description: str) -> Any:
-        """The pydantic Field an MCP tool's signature declares it with."""
-        return Field(ge=self.low, le=self.high, description=description)
-
-
-SEARCH_LIMIT = Limit(1, 50, 5)
-SEARCH_MAX_CHARS = Limit(100, 100_000, 4_000)
-READ_MAX_CHARS = Limit(100, 200_000, 12_000)
-TRAVERSE_DEPTH = Limit(1, 3, 1)
-DAILY_LIMIT = Limit(1, 366, 7)
-# A query longer than this is cut, not refused: the words past it add nothing a search can use.
-MAX_QUERY_CHARS = 10_000
-MAX_QUERY_SHOWN = 200  # a query is the caller's own text: echo enough to recognise it, not all of it
-MAX_DATE_CHARS = 10  # YYYY-MM-DD
-MAX_TAGS = 20
-MAX_TAG_CHARS = 100
-MAX_DESCRIPTION_CHARS = 1_000
-MAX_REQUEST_ID_CHARS = 200
-Direction = Literal["forward", "backward", "both"]
-DIRECTIONS: tuple[Direction, ...] = ("forward", "backward", "both")
+__all__ = [
+    "DAILY_LIMIT",
+    "DIRECTIONS",
+    "MAX_DATE_CHARS",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_SHOWN",
+    "MAX_REQUEST_ID_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "READ_MAX_CHARS",
+    "SEARCH_LIMIT",
+    "SEARCH_MAX_CHARS",
+    "TRAVERSE_DEPTH",
+    "DailyListResult",
+    "DailyNote",
+    "Day",
+    "Direction",
+    "DoctorReport",
+    "GraphEdge",
+    "GraphNode",
+    "IndexReport",
+    "Limit",
+    "ReadResult",
+    "ReindexResult",
+    "RememberResult",
+    "SearchHit",
+    "SearchResult",
+    "TraverseResult",
+    "shown_query",
+]
 
 
 def shown_query(query: str) -> str:
