@@ -175,6 +175,32 @@ class Workspace:
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    def read_text(self, path: str, max_bytes: int = MAX_INDEXED_BYTES) -> tuple[str, str]:
+        """A served file's workspace-relative path and its text (invalid UTF-8 replaced).
+
+        One clear line instead when the path is a folder, missing, over `max_bytes` (the whole
+        file is held in memory: a 100 MB log must not be), unreadable, or binary.
+        """
+        full = self.contained_path(path)
+        rel = self.relative(full)
+        if full.is_dir():
+            raise ReMeError(f"{rel} is a folder: use traverse to list it, or read one of its files")
+        if not full.is_file():
+            raise ReMeError(f"{rel} does not exist: search or traverse to find a file's path")
+        try:
+            size = full.stat().st_size
+            if size > max_bytes:
+                raise ReMeError(
+                    f"{rel} is {size // (1024 * 1024)} MB: files over {max_bytes // (1024 * 1024)} MB are not read; "
+                    "split it into smaller files to make it readable"
+                )
+            raw = full.read_bytes()
+        except OSError as exc:
+            raise ReMeError(f"{rel} cannot be read ({exc.strerror or exc.__class__.__name__})") from exc
+        if not is_text_file(full, raw[:4096]):
+            raise ReMeError(f"{rel} is a binary file ({len(raw)} bytes): only text files can be read")
+        return rel, raw.decode("utf-8", errors="replace")
+
     # ---- the walk ----------------------------------------------------------------------------
 
     def walk(
