@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, reme_command
+from tests.hosts.acceptance import ROOT, assert_remembered_then_found, copy_plugin, reme_command
 from tests.hosts.anthropic import AUX_MODEL, MODEL_ID, request_bodies, serve_anthropic
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
@@ -124,3 +124,14 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
     assert "reme-mcp:reme-memory" in first, first[:3000]
     data = tmp_path / "home" / ".claude" / "plugins" / "data"
     assert list(data.glob("*/workspace/daily/*/test-passphrase.md")), "no note in the plugin's data folder"
+
+
+def test_claude_plugin_validate_passes_on_the_manifests_and_the_plugin(tmp_path: Path) -> None:
+    env = _env(tmp_path / "home", "http://127.0.0.1:9")  # nothing here talks to a model
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    manifests = ROOT / ".claude-plugin"
+    for target in (manifests / "plugin.json", manifests / "marketplace.json", plugin):
+        out = _claude(env, tmp_path, "plugin", "validate", str(target))
+        assert "Validation passed" in out, out
+    out = _claude(env, tmp_path, "plugin", "validate", str(manifests / "plugin.json"))
+    assert "reme-mcp:reme-memory" in out and "mcpServers: reme" in out, out

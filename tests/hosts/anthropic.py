@@ -91,13 +91,12 @@ class AnthropicHandler(ModelHandler):
             step = self.server.script.next_step(offered_tools(body), user_text, results)
         ident = f"msg_{len(self.server.raw)}"
         stop = "tool_use" if isinstance(step, Call) else "end_turn"
+        message: dict[str, Any] = {"id": ident, "type": "message", "role": "assistant", "model": model}
         if not body.get("stream"):
-            message = {"id": ident, "type": "message", "role": "assistant", "model": model}
             self.send_json({**message, "content": [_content(step)], "stop_reason": stop, "usage": _USAGE})
             return
         self.start_events()
-        message = {"id": ident, "type": "message", "role": "assistant", "model": model, "content": []}
-        start = {**message, "stop_reason": None, "stop_sequence": None, "usage": _USAGE}
+        start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": _USAGE}
         self._event("message_start", {"message": start})
         if isinstance(step, Call):
             head = {"type": "tool_use", "id": step.call_id, "name": step.tool, "input": {}}
@@ -112,8 +111,8 @@ class AnthropicHandler(ModelHandler):
             self._event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
             self._event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": step.text}})
         self._event("content_block_stop", {"index": 0})
-        delta = {"stop_reason": stop, "stop_sequence": None}
-        self._event("message_delta", {"delta": delta, "usage": {"output_tokens": 5}})
+        ending: dict[str, Any] = {"stop_reason": stop, "stop_sequence": None}
+        self._event("message_delta", {"delta": ending, "usage": {"output_tokens": 5}})
         self._event("message_stop", {})
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
