@@ -103,6 +103,9 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
     plugin = copy_plugin(tmp_path / "reme-mcp")
     with serve_anthropic() as server:
         env = _env(tmp_path / "home", server.url)
+        # A first start on a cold uv cache downloads the plugin's dependencies; Claude Code
+        # gives a server MCP_TIMEOUT (30 s by default) to connect, which a slow network misses.
+        env["MCP_TIMEOUT"] = "120000"
         _claude(env, project, "plugin", "marketplace", "add", str(plugin))
         _claude(env, project, "plugin", "install", "reme-mcp@reme-mcp")
         # The docs' check after installing; the plugin's first start (uv building it from
