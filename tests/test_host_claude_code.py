@@ -113,6 +113,8 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
         listed = _reme_lines(_claude(env, project, "mcp", "list"))
         # Exactly one server: the plugin's, running the code it ships.
         assert listed == [f"plugin:reme-mcp:reme: uvx --from {plugin} reme-mcp - ✔ Connected"], listed
+        details = _claude(env, project, "plugin", "details", "reme-mcp@reme-mcp")
+        assert "Skills (1)  reme-memory" in details and "MCP servers (1)  reme" in details, details
 
         # `claude -p` waits MCP_CONNECT_TIMEOUT_MS (5 s by default) for servers; the plugin's
         # `uvx` start re-resolves the plugin against the package index each time (1-2.5 s on

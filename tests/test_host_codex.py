@@ -122,6 +122,10 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
         (home / ".codex" / "config.toml").write_text(_provider(server.url, grace), encoding="utf-8")
         _codex(env, project, "plugin", "marketplace", "add", str(plugin))
         _codex(env, project, "plugin", "add", "reme-mcp@reme-mcp")
+        plugins = _codex(env, project, "plugin", "list")
+        assert any(
+            line.split()[:3] == ["reme-mcp@reme-mcp", "installed,", "enabled"] for line in plugins.splitlines()
+        ), plugins
         transport = _listed(env, project)["reme"]["transport"]
         assert isinstance(transport, dict), transport
         args = transport["args"]
