@@ -147,7 +147,9 @@ def _opencode(launch: _Launch) -> str:
 
 
 def _openclaw(launch: _Launch) -> str:
-    return _json({"mcp": {"servers": {SERVER_NAME: _stdio_entry(launch)}}})
+    # OpenClaw's default Tool Search hides MCP tools behind tool_search/tool_call, whose
+    # queries must be English; toolSearch false offers the five tools to the model directly.
+    return _json({"mcp": {"servers": {SERVER_NAME: _stdio_entry(launch)}}, "tools": {"toolSearch": False}})
 
 
 def _hermes(launch: _Launch) -> str:
@@ -207,7 +209,11 @@ _HOSTS: tuple[_Host, ...] = (
         _mcp_servers,
     ),
     _Host("opencode", "OpenCode: opencode.json (project) or ~/.config/opencode/opencode.json", _opencode),
-    _Host("openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw),
+    _Host(
+        "openclaw",
+        "OpenClaw: ~/.openclaw/openclaw.json, keys mcp.servers and tools.toolSearch (or `openclaw mcp set`)",
+        _openclaw,
+    ),
     _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
     _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
     _Host("pi", "Pi 1.x: ~/.pi/agent/mcp.json (or `pi mcp add`), exposure direct", _pi),
