@@ -75,4 +75,3 @@ def test_openclaw_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Pa
     system = json.dumps(first["messages"][0], ensure_ascii=False)
     assert "<name>reme-memory</name>" in system and "~/.openclaw/skills/reme-memory/SKILL.md" in system
     assert list((workspace / "daily").glob("*/test-passphrase.md")), "the note is not in the configured workspace"
-
