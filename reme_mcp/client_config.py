@@ -72,11 +72,13 @@ def installed_command() -> list[str]:
     return [str(python), "-m", "reme_mcp"]
 
 
-def _launch(workspace: Path, launcher: str) -> _Launch:
+def _launch(workspace: Path, launcher: str, timezone: str | None) -> _Launch:
     absolute = workspace.expanduser().resolve()
-    # Always --workspace, never REME_* in env: OpenClaw and Hermes start servers with only
-    # HOME, PATH, SHELL and TERM, whatever the user's shell holds.
-    tail = ("--workspace", str(absolute))
+    # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
+    # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
+    tail: tuple[str, ...] = ("--workspace", str(absolute))
+    if timezone:
+        tail = (*tail, "--timezone", timezone)
     if launcher == "uvx":
         return _Launch("uvx", (PACKAGE, *tail))
     command, *args = installed_command()
@@ -232,10 +234,11 @@ def list_clients() -> list[tuple[str, str]]:
     return [(host.id, host.description) for host in _HOSTS]
 
 
-def render_config(client: str, workspace: Path, launcher: str = "installed") -> str:
+def render_config(client: str, workspace: Path, launcher: str = "installed", timezone: str | None = None) -> str:
     """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
 
-    ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``.
+    ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
+    ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on).
     """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
@@ -243,4 +246,4 @@ def render_config(client: str, workspace: Path, launcher: str = "installed") -> 
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher))
+    return host.render(_launch(workspace, launcher, timezone))
