@@ -216,8 +216,11 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
             click.echo(f"{name:16} {description}")
         return
     settings = _settings(ctx, workspace)
+    # A zone the user chose (--timezone or $REME_TIMEZONE) goes into the snippet; the local zone is the default anyway.
+    chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
+    zone = str(settings.timezone) if chosen else None
     try:
-        click.echo(render_config(client, Path(settings.workspace), launcher), nl=False)
+        click.echo(render_config(client, Path(settings.workspace), launcher, zone), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,17 @@ def reme_command(client: str, workspace: Path) -> str:
     argv = [sys.executable, "-m", "reme_mcp", "config", client, "--workspace", str(workspace)]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return done.stdout
+
+
+def install_skill(host: str, home: Path, cwd: Path | None = None) -> Path:
+    """`reme-mcp skill install HOST` as the docs say, for a user whose home is `home` (and whose
+    project is `cwd`, for hosts that read skills from the project); returns the skill's folder."""
+    argv = [sys.executable, "-m", "reme_mcp", "skill", "install", host]
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    folder = Path(done.stdout.strip().rsplit(" in ", 1)[-1])
+    assert (folder / "SKILL.md").is_file(), done.stdout + done.stderr
+    return folder
 
 
 ROOT = Path(__file__).resolve().parents[2]
