@@ -118,12 +118,14 @@ def test_watch_follows_stops_on_sigterm_and_resumes_from_its_cursors(tmp_path: P
     assert len(lines()) == 7  # resumed from the cursor: nothing twice
 
 
-async def test_server_follows_a_host_in_the_background_without_delaying_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize("asked_by", ["REME_INGEST", "--ingest"])
+async def test_server_follows_a_host_in_the_background_without_delaying_tools(tmp_path: Path, asked_by: str) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     layout = LAYOUTS["pi"]
     log = layout.install(home)
-    env = {**_env(home), "REME_INGEST": "pi"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp", "-w", str(ws)], env=env)
+    env = {**_env(home), "REME_INGEST": "pi"} if asked_by == "REME_INGEST" else _env(home)
+    flag = ["--ingest", "pi"] if asked_by == "--ingest" else []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp", *flag, "-w", str(ws)], env=env)
     async with Client(params, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
         assert {tool.name for tool in tools.tools} >= {"search", "remember"}
