@@ -59,7 +59,9 @@ def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_
     if ctx.invoked_subcommand is None:
         ctx.invoke(serve, ingest_sources=ingest_sources)
     elif ingest_sources:
-        raise click.UsageError("--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE")
+        raise click.UsageError(
+            "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"
+        )
 
 
 @cli.command()
