@@ -56,9 +56,11 @@ class BM25Scorer:
 
         `allowed`, if given, is the set of document numbers a result may have (a filter).
         """
+        docs = searcher.doc_count()
+        if not docs:  # a new or emptied workspace: its index may have no segment at all
+            return [], 0
         leaves = list(searcher.leaf_searchers())
         self._forget_other_segments([s.reader() for s, _ in leaves])
-        docs = searcher.doc_count()
         scores: dict[int, float] = {}
         for term in terms:
             df = searcher.doc_frequency(term.field, term.text)
@@ -97,6 +99,6 @@ class BM25Scorer:
         return lengths
 
     def _forget_other_segments(self, readers: list[Any]) -> None:
-        live = {r.segment().segment_id() for r in readers}
+        live = {segment.segment_id() for r in readers if (segment := r.segment()) is not None}
         for key in [k for k in self._lengths if k[0] not in live]:
             del self._lengths[key]
