@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,14 @@ def test_bodies_and_backlinks(index: MemoryIndex) -> None:
     assert index.find_body(body) == "digest/wiki/deploy.md"
     (index.ws.root / "digest" / "wiki" / "deploy.md").unlink()
     assert index.find_body(body) is None  # a file that is gone is never named
+
+
+def test_a_file_damaged_while_serving_is_rebuilt_and_the_search_answered(
+    index: MemoryIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    tokens = index.query_tokens("Go backend services")
+    before = [h.path for h in index.search(tokens, 5)[0]]
+    for segment in index.directory.glob("*.seg"):  # the files the open searcher reads from
+        os.truncate(segment, segment.stat().st_size // 3)
+    assert [h.path for h in index.search(tokens, 5)[0]] == before
+    assert "the index is unreadable" in caplog.text

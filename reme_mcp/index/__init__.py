@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
 from reme_mcp.index import ranking
@@ -30,10 +32,13 @@ from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
+from reme_mcp.index.whoosh_private import is_corruption
 from reme_mcp.index.writer import IndexWriter
 from reme_mcp.workspace import Workspace, file_kind
 
 __all__ = ["ChunkHit", "IndexState", "MemoryIndex"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -161,19 +166,30 @@ class MemoryIndex:
         if not tokens:
             return [], 0
         where = filters(start_date, end_date, path_prefix)
-        with self._store.mutex:
-            searcher = self._store.searcher()
-            return best_chunks(self.ws, searcher, self._scorer, tokens, limit, where, _chunk_hit)
+        return self._read(
+            lambda searcher: best_chunks(self.ws, searcher, self._scorer, tokens, limit, where, _chunk_hit)
+        )
 
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""
-        with self._store.mutex:
-            return file_with_body(self.ws, self._store.searcher(), body_hash)
+        return self._read(lambda searcher: file_with_body(self.ws, searcher, body_hash))
 
     def backlinks(self, path: str) -> list[str]:
         """Files that link to `path`."""
-        with self._store.mutex:
-            return linking_to(self._store.searcher(), path)
+        return self._read(lambda searcher: linking_to(searcher, path))
+
+    def _read(self, step: Callable[[Searcher], T]) -> T:
+        """Run a read on the latest searcher; a file found damaged while reading is rebuilt, then read again."""
+        store = self._store
+        with store.mutex:
+            try:
+                return step(store.searcher())
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                store.reset()
+                store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
+                return step(store.searcher())
 
     def state(self) -> IndexState:
         """Index health for `doctor`, without changing anything."""
