@@ -222,7 +222,7 @@ class IndexStore:
                 if ".building-" in leftover.name or ".old-" in leftover.name:
                     shutil.rmtree(leftover, ignore_errors=True)
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
-            staging.mkdir()
+            staging.mkdir(mode=0o700)
             chunks = build_index(self.ws, staging, progress)
             self._recorded = set()
             record_sizes(staging, self._recorded)  # swapped in with the index: never beside another build's files
