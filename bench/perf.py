@@ -537,6 +537,8 @@ def main() -> None:
         parser.error(f"unknown size(s) {', '.join(unknown)}: use 1k, 10k or 100k")
     base = args.workdir or Path(tempfile.mkdtemp(prefix="reme-perf-"))
     base.mkdir(parents=True, exist_ok=True)
+    # The indexes go beside the workspaces (a server it starts inherits this), not into ~/.cache.
+    os.environ.setdefault("REME_INDEX_DIR", str(base / "index-home"))
     try:
         results = [measure_size(s, SIZES[s], base, args.quick, build=not args.no_build) for s in sizes]
     finally:

@@ -248,4 +248,7 @@ cli.add_command(ingest)
 
 
 def main() -> None:
+    from reme_mcp.swap import enable_leases
+
+    enable_leases()
     cli(prog_name="reme-mcp")

@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
+from reme_mcp import swap
 from reme_mcp.documents import BLOCK_END, BLOCK_START, body_hash, split_front_matter
 from reme_mcp.errors import ReMeError, shown
-from reme_mcp.workspace import DATE_RE, Workspace, file_stamp, read_regular
+from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
 
 __all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo"]
 
@@ -298,39 +299,37 @@ MAX_MERGES = 50
 def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> Path:
     """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock.
 
-    People edit this file too, so it is merged, never overwritten blind: the new text
-    is swapped in atomically, and when what the swap took out is not what was read
-    (someone saved meanwhile), their version is merged and swapped in again.
+    People edit this file too, so it is merged, never overwritten blind (reme_mcp/swap.py):
+    when what the swap took out is not what was read (someone saved meanwhile), their
+    version is merged and swapped in again.
     """
     rel = f"daily/{day}.md"
     target = ws.layout_path(rel)
     notes = read_day_notes(ws, day, cache)
-    current = _read_day_index(target, rel)
-    source = current
+    seen = swap.snapshot(target, rel)
+    current = source = _decode(seen.data, rel)
+    busy = seen.hot  # someone is saving it these seconds: they may be writing into what a swap takes out
     for _ in range(MAX_MERGES):
         rendered = render_day_index(day, notes, source)
         if rendered == current:
             return target
         try:
-            taken = ws.exchange(target, rendered)
-        except FileExistsError:  # created by someone between our read and our write
-            current = source = _read_day_index(target, rel)
+            taken, seen = swap.swap(target, rendered, seen, rel, settle=busy)
+        except swap.Changed:  # saved by someone between our read and our swap
+            seen = swap.snapshot(target, rel)
+            current = source = _decode(seen.data, rel)
+            busy = True
             continue
-        old = _decode(taken, rel) if taken is not None else None
+        old = _decode(taken, rel)
         if old == current:
             return target
-        source, current = old, rendered
+        source, current, busy = old, rendered, True
     raise ReMeError(f"{rel} changed {MAX_MERGES} times while being refreshed: stop editing it and try again")
 
 
-def _read_day_index(target: Path, rel: str) -> str | None:
-    try:
-        return _decode(read_regular(target, rel), rel)
-    except FileNotFoundError:
+def _decode(raw: bytes | None, rel: str) -> str | None:
+    if raw is None:
         return None
-
-
-def _decode(raw: bytes, rel: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

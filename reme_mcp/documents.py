@@ -24,6 +24,10 @@ from reme_mcp.workspace import DATE_RE
 BLOCK_START = "<!-- notes:auto -->"
 BLOCK_END = "<!-- /notes:auto -->"
 MAX_CHUNK_CHARS = 1500
+# A file of a million one-word headings or messages would otherwise become a million index
+# documents and hold the server for minutes; past this, neighbouring chunks are grouped so
+# that every word stays searchable in a bounded number of chunks.
+MAX_CHUNKS_PER_FILE = 2000
 MAX_FRONT_MATTER_CHARS = 32_000
 _HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -256,13 +260,38 @@ def parse_plain(text: str) -> Document:
 
 
 def parse_document(path: str, text: str) -> Document:
-    """Parse a file's text by its format."""
+    """Parse a file's text by its format, in at most MAX_CHUNKS_PER_FILE chunks."""
     lower = path.lower()
     if lower.endswith((".md", ".markdown")):
-        return parse_markdown(text)
-    if lower.endswith(".jsonl"):
-        return parse_dialog(text)
-    return parse_plain(text)
+        document = parse_markdown(text)
+    elif lower.endswith(".jsonl"):
+        document = parse_dialog(text)
+    else:
+        document = parse_plain(text)
+    document.chunks = group_chunks(document.chunks, MAX_CHUNKS_PER_FILE)
+    return document
+
+
+def group_chunks(chunks: list[Chunk], limit: int) -> list[Chunk]:
+    """Neighbouring chunks joined into at most `limit`, each keeping its first chunk's speaker and time."""
+    if len(chunks) <= limit:
+        return chunks
+    size = -(-len(chunks) // limit)
+    grouped = []
+    for at in range(0, len(chunks), size):
+        group = chunks[at : at + size]
+        first = group[0]
+        grouped.append(
+            Chunk(
+                first.start_line,
+                group[-1].end_line,
+                "\n".join(c.text for c in group),
+                speaker=first.speaker,
+                time=first.time,
+                date=first.date,
+            )
+        )
+    return grouped
 
 
 def is_dialog(path: str) -> bool:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from typing import Any
 
-from reme_mcp import __version__, boundary, traverse
+from reme_mcp import __version__, boundary, swap, traverse
 from reme_mcp.boundary import escaped
 from reme_mcp.config import Settings
 from reme_mcp.daily import DayIndex, parse_date, parse_range
@@ -58,8 +58,9 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
-        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
+        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval, home=settings.index_home)
         self.days = DayIndex(self.ws)
+        swap.enable_leases()
 
     # ---- search ------------------------------------------------------------------------------
 

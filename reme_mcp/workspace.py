@@ -304,40 +304,7 @@ class Workspace:
                 os.unlink(tmp)
             raise
         if durable:
-            _fsync_dir(target.parent)
-
-    def exchange(self, target: Path, data: str) -> bytes | None:
-        """Put `data` at `target` in one atomic swap and return what the swap took out (None: nothing).
-
-        A compare-and-swap for files other programs edit: the caller compares what was
-        taken out with what it read, and merges again when someone saved in between.
-        Where the kernel cannot swap (not Linux, an old kernel or file system), a read
-        just before a plain rename stands in for it, which leaves a window of microseconds.
-        """
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            if _rename_exchange(tmp, target):
-                old = read_regular(tmp, str(target.name))
-            else:
-                try:
-                    old = read_regular(target, str(target.name))
-                except FileNotFoundError:
-                    old = None
-                if old is None:
-                    os.link(tmp, target)  # FileExistsError when it appeared meanwhile: the caller re-reads
-                else:
-                    os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        _fsync_dir(target.parent)
-        return old
+            fsync_dir(target.parent)
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
@@ -441,7 +408,7 @@ def _renameat2() -> Any:
         return None
 
 
-def _rename_exchange(a: Path, b: Path) -> bool:
+def rename_exchange(a: Path, b: Path) -> bool:
     """Swap two names atomically (Linux renameat2); False when the kernel or file system cannot."""
     call = _renameat2()
     if call is None:
@@ -454,7 +421,7 @@ def _rename_exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make a rename durable: without this a power cut can undo it."""
     try:
         fd = os.open(folder, os.O_RDONLY)
