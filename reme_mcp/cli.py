@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,15 +43,25 @@ def _logging() -> None:
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
 @click.option("--timezone", help="IANA time zone for 'today' (default: $REME_TIMEZONE, else the local zone).")
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    help="With no command: follow this host's session logs into memory while serving (see serve --ingest).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
-def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None:
+def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_sources: tuple[str, ...]) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
 
     With no command, serves MCP over stdio (what an MCP client starts).
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(serve)
+        ctx.invoke(serve, ingest_sources=ingest_sources)
+    elif ingest_sources:
+        raise click.UsageError(
+            "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"
+        )
 
 
 @cli.command()
@@ -215,8 +226,11 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
             click.echo(f"{name:16} {description}")
         return
     settings = _settings(ctx, workspace)
+    # A zone the user chose (--timezone or $REME_TIMEZONE) goes into the snippet; the local zone is the default anyway.
+    chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
+    zone = str(settings.timezone) if chosen else None
     try:
-        click.echo(render_config(client, Path(settings.workspace), launcher), nl=False)
+        click.echo(render_config(client, Path(settings.workspace), launcher, zone), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -248,7 +262,8 @@ cli.add_command(ingest)
 
 
 def main() -> None:
-    from reme_mcp.swap import enable_leases
-
-    enable_leases()
+    if hasattr(signal, "SIGIO"):
+        # The day index is replaced under a file lease (reme_mcp/swap.py); someone opening it
+        # meanwhile breaks the lease with SIGIO, whose default action would end this process.
+        signal.signal(signal.SIGIO, signal.SIG_IGN)
     cli(prog_name="reme-mcp")
