@@ -13,7 +13,7 @@ handshake meanwhile, so nothing is imported here until a name is first used.
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 
 __version__ = "1.0.0"
 
@@ -92,7 +92,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'reme_mcp' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
+    __import__(home)  # not importlib.import_module: importing importlib is a cost of its own
+    value = getattr(sys.modules[home], name)
     globals()[name] = value  # looked up once
     return value
 

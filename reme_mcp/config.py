@@ -22,8 +22,8 @@ class Settings:
     workspace: Path
     timezone: tzinfo
     max_note_chars: int = MAX_NOTE_CHARS
-    # Upper bound on how long a search may reuse the last scan of the files.
-    # The scan is also throttled by its own cost (see index/sync.py).
+    # Upper bound on how long a search may reuse the last scan of the files; a cheap scan
+    # runs before every search, a costly one is throttled by its own cost (index/sync.py).
     sync_interval: float = 2.0
     # Host session-log sources followed into memory while serving (`--ingest`, REME_INGEST).
     ingest: tuple[str, ...] = ()

@@ -179,3 +179,25 @@ def test_the_stdio_start_path_loads_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_public_surface_is_complete_and_loaded_only_when_used() -> None:
+    probe = (
+        "import sys, reme_mcp\n"
+        "print(sorted(m for m in sys.modules if m.startswith('reme_mcp.')))\n"
+        "from reme_mcp import Memory, SearchResult\n"
+        "print('reme_mcp.memory' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+    import reme_mcp
+    from reme_mcp import config, errors, memory, models
+
+    homes = {"Memory": memory, "Settings": config, "load_settings": config, "ReMeError": errors}
+    for name in reme_mcp.__all__:
+        if name != "__version__":
+            assert getattr(reme_mcp, name) is getattr(homes.get(name, models), name), name
+    assert {"Memory", "Settings", "load_settings", "ReMeError", "SearchResult", "DoctorReport"} <= set(reme_mcp.__all__)
+    with pytest.raises(AttributeError):
+        reme_mcp.nothing_by_this_name  # noqa: B018

@@ -43,3 +43,12 @@ def test_no_match_or_short_text_keeps_the_start() -> None:
     assert snippet(text, {"needl"}, 50) == (text[:50] + "…", True)
     assert snippet("short text", {"needl"}, 50) == ("short text", False)
     assert snippet(text, set(), 50)[0].startswith("x x")
+
+
+def test_a_match_past_the_scanned_prefix_keeps_the_start() -> None:
+    from reme_mcp.index.snippets import MAX_SCAN_CHARS
+
+    text = "filler " * (MAX_SCAN_CHARS // 7 + 10) + "needle"
+    assert snippet(text, {"needl"}, 100)[0].startswith("filler")
+    near = "filler " * 100 + "needle " + "filler " * 100
+    assert "needle" in snippet(near, {"needl"}, 100)[0]
