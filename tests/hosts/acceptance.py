@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_FILES = (
     "plugin.json",
     "mcp.json",
+    "bin",
     ".claude-plugin",
     ".codex-plugin",
     ".agents",
