@@ -7,6 +7,7 @@ without them still checks every rule below that does not need a schema.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -78,11 +79,12 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     assert mcp["$schema"].split("/")[-2] == _load("plugin.json")["$schema"].split("/")[-2]
     server = mcp["mcpServers"]["reme"]
     assert server["type"] == "stdio"
-    # §7.2.1: one bare executable token, never a shell string or a path, never expanded.
-    assert re.fullmatch(r"[A-Za-z0-9._-]+", server["command"]), server["command"]
-    # The plugin runs the code it ships (no package index needed), built by uv from the plugin root.
-    assert server["command"] == "uvx"
-    assert server["args"][:3] == ["--from", "${PLUGIN_ROOT}", "reme-mcp"]
+    # §7.2.1: an executable the plugin bundles is named by a plugin-relative path, one token,
+    # never a shell string, never expanded.
+    assert server["command"] == "./bin/reme-mcp"
+    assert (ROOT / server["command"]).is_file() and os.access(ROOT / server["command"], os.X_OK)
+    # The launcher keeps the server's environment in the client-managed data folder (§9.1).
+    assert server["args"][:2] == ["--plugin-data", "${PLUGIN_DATA}"]
     # §9.2: only ${PLUGIN_ROOT} and ${PLUGIN_DATA} exist, and only in args, env values and cwd.
     for value in [*server.get("args", []), *server.get("env", {}).values(), server.get("cwd", "")]:
         assert set(PLACEHOLDER.findall(value)) <= {"PLUGIN_ROOT", "PLUGIN_DATA"}, value
@@ -102,8 +104,9 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
     servers = plugin["mcpServers"]
     assert list(servers) == ["reme"]
     server = servers["reme"]
-    assert server["command"] == "uvx"
-    assert server["args"] == ["--from", "${CLAUDE_PLUGIN_ROOT}", "reme-mcp"]
+    # The same launcher as mcp.json, with Claude Code's names for the plugin's two folders.
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/reme-mcp"
+    assert server["args"] == ["--plugin-data", "${CLAUDE_PLUGIN_DATA}"]
     # A user's REME_WORKSPACE wins; otherwise the plugin's own persistent data directory.
     assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-${CLAUDE_PLUGIN_DATA}/workspace}"
     # Claude Code also loads a root .mcp.json, both as the plugin's and as this project's:
@@ -144,6 +147,16 @@ def test_codex_marketplace_lists_this_plugin() -> None:
     assert entry["source"]["path"].startswith("./")
     assert (ROOT / entry["source"]["path"] / ".codex-plugin" / "plugin.json").is_file()
     assert entry["policy"]["installation"] in {"AVAILABLE", "INSTALLED_BY_DEFAULT"}
+
+
+def test_the_launcher_builds_from_what_the_package_ships() -> None:
+    """The launcher checksums the files the wheel is built from; sdist and plugin copies carry it."""
+    launcher = (ROOT / "bin" / "reme-mcp").read_text(encoding="utf-8")
+    assert launcher.startswith("#!/bin/sh\n")
+    assert "find pyproject.toml README.md reme_mcp skills " in launcher
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        sdist = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    assert {"bin", "reme_mcp", "skills", "README.md", "pyproject.toml"} <= set(sdist)
 
 
 def test_manifests_agree_on_identity() -> None:
