@@ -1,6 +1,7 @@
 """Claude Code end to end, both routes of docs/clients.md: the configured server
 (`claude mcp add` with what `reme-mcp config claude-code` prints) and the plugin installed
-from this checkout (`claude plugin marketplace add` + `claude plugin install`). Each runs
+from this checkout (`claude plugin marketplace add` + `claude plugin install`), whose
+manifest is its entry in .claude-plugin/marketplace.json. Each runs
 `claude mcp list`, then two headless `claude -p` sessions against a scripted Anthropic
 Messages model on 127.0.0.1: `remember` in the first, `search` in a new one."""
 
@@ -131,12 +132,11 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
     assert list(data.glob("workspace/daily/*/test-passphrase.md")), "no note in the plugin's data folder"
 
 
-def test_claude_plugin_validate_passes_on_the_manifests_and_the_plugin(tmp_path: Path) -> None:
+def test_claude_plugin_validate_passes_on_the_marketplace_and_the_plugin(tmp_path: Path) -> None:
     env = _env(tmp_path / "home", "http://127.0.0.1:9")  # nothing here talks to a model
     plugin = copy_plugin(tmp_path / "reme-mcp")
-    manifests = ROOT / ".claude-plugin"
-    for target in (manifests / "plugin.json", manifests / "marketplace.json", plugin):
+    # The marketplace entry is the plugin's whole manifest (strict: false), so both checks
+    # read .claude-plugin/marketplace.json; what the plugin brings is checked once installed.
+    for target in (ROOT / ".claude-plugin" / "marketplace.json", plugin):
         out = _claude(env, tmp_path, "plugin", "validate", str(target))
-        assert "Validation passed" in out, out
-    out = _claude(env, tmp_path, "plugin", "validate", str(manifests / "plugin.json"))
-    assert "reme-mcp:reme-memory" in out and "mcpServers: reme" in out, out
+        assert "Validating marketplace manifest" in out and "Validation passed" in out, out

@@ -35,7 +35,6 @@ PLUGIN_FILES = (
     "mcp.json",
     "bin",
     ".claude-plugin",
-    ".codex-plugin",
     ".agents",
     "skills",
     "pyproject.toml",
