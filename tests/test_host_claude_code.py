@@ -113,9 +113,7 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
         # Only this once a slow network may need more than Claude Code's 30 s MCP_TIMEOUT.
         listed = _reme_lines(_claude({**env, "MCP_TIMEOUT": "120000"}, project, "mcp", "list"))
         # Exactly one server: the plugin's launcher, in the folder the plugin was installed from.
-        assert listed == [
-            f"plugin:reme-mcp:reme: {plugin}/bin/reme-mcp --plugin-data {data} - ✔ Connected"
-        ], listed
+        assert listed == [f"plugin:reme-mcp:reme: {plugin}/bin/reme-mcp --plugin-data {data} - ✔ Connected"], listed
         assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"
         details = _claude(env, project, "plugin", "details", "reme-mcp@reme-mcp")
         assert "Skills (1)  reme-memory" in details and "MCP servers (1)  reme" in details, details

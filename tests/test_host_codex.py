@@ -1,6 +1,6 @@
 """Codex end to end, both routes of docs/clients.md: the configured server (what
 `reme-mcp config codex` prints, appended to config.toml) and the plugin installed from this
-checkout (`codex plugin marketplace add` + `codex plugin add`). Each runs `codex mcp list`,
+checkout (`codex plugin marketplace add` + `codex plugin add`, the Agent Plugins manifest). Each runs `codex mcp list`,
 then two `codex exec` sessions against a scripted OpenAI Responses model on 127.0.0.1:
 `remember` in the first, `search` in a new one."""
 
@@ -125,7 +125,6 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
         ), plugins
         transport = _listed(env, project)["reme"]["transport"]
         assert isinstance(transport, dict), transport
-        print(transport)
         # The plugin's launcher, from the copy of the plugin in Codex's plugin cache; its
         # environment and the memory in the plugin's data folder.
         command, args = Path(str(transport["command"])), transport["args"]
@@ -143,6 +142,7 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
         # runs from that environment, inside Codex's default grace.
         _codex(env, project, "exec", "-c", "mcp_optional_startup_grace_ms=120000", "--skip-git-repo-check", "你好")
         assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"
+
         _two_sessions(env, project)
         assert_remembered_then_found(server.script, host_tools=CODEX_MCP_TOOLS)
         bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
