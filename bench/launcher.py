@@ -26,7 +26,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from handshake import _spin, measure  # noqa: E402  (bench/ is a folder of scripts, not a package)
+# bench/ is a folder of scripts, not a package.
+from handshake import _spin, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("bin", "pyproject.toml", "README.md", "reme_mcp", "skills")
