@@ -130,3 +130,12 @@ def test_changed_code_is_rebuilt_even_when_the_host_ends_the_first_start(plugin:
         time.sleep(0.5)
     tools, err = _tools(_start(plugin, built, _env(with_uv=False)))
     assert tools == sorted(REME_TOOLS), err
+
+
+def test_an_unexpanded_placeholder_is_one_clear_line(plugin: Path, tmp_path: Path) -> None:
+    argv = [str(plugin / "bin" / "reme-mcp"), "--plugin-data", "${PLUGIN_DATA}", "--workspace", "${PLUGIN_DATA}/w"]
+    done = subprocess.run(argv, cwd=tmp_path, env=_env(with_uv=True), input=HANDSHAKE, capture_output=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == b"", done
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("reme-mcp: the host passed the plugin's data folder unexpanded (${PLUGIN_DATA})"), line
+    assert list(tmp_path.iterdir()) == []
