@@ -43,15 +43,25 @@ def _logging() -> None:
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
 @click.option("--timezone", help="IANA time zone for 'today' (default: $REME_TIMEZONE, else the local zone).")
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    help="With no command: follow this host's session logs into memory while serving (see serve --ingest).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
-def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None:
+def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_sources: tuple[str, ...]) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
 
     With no command, serves MCP over stdio (what an MCP client starts).
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(serve)
+        ctx.invoke(serve, ingest_sources=ingest_sources)
+    elif ingest_sources:
+        raise click.UsageError(
+            "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"
+        )
 
 
 @cli.command()
