@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_FILES = (
     "plugin.json",
     "mcp.json",
+    "bin",
     ".claude-plugin",
-    ".codex-plugin",
     ".agents",
     "skills",
     "pyproject.toml",
