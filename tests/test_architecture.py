@@ -126,20 +126,10 @@ def names_bench(path: Path) -> bool:
     return named or any(top(m) == "bench" for m in imports(path, module_of=""))
 
 
-# test_build.py loads bench/perf.py as its oracle; it is a test of reme_mcp/index/build.py, whose
-# owner moves that oracle into the tests. Strict: once it no longer names bench/, this must be removed.
-_KNOWN = {"test_build.py": "test_build.py loads bench/perf.py as its oracle"}
 _CHECKED = [p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve()] + sources()
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_KNOWN[p.name])) if p.name in _KNOWN else p
-        for p in _CHECKED
-    ],
-    ids=lambda p: str(p.relative_to(ROOT)),
-)
+@pytest.mark.parametrize("path", _CHECKED, ids=lambda p: str(p.relative_to(ROOT)))
 def test_nothing_imports_bench(path: Path) -> None:
     assert not names_bench(path)
 
