@@ -216,8 +216,21 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     show_default=True,
     help="installed: the absolute command of this installation; uvx: `uvx reme-mcp` (needs reme-mcp on PyPI).",
 )
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    help="The server also follows this host's session logs into memory (e.g. claude-code); repeatable.",
+)
 @click.pass_context
-def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, list_all: bool, launcher: str) -> None:
+def config_cmd(
+    ctx: click.Context,
+    workspace: str | None,
+    client: str | None,
+    list_all: bool,
+    launcher: str,
+    ingest_sources: tuple[str, ...],
+) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
     from reme_mcp.client_config import UnknownClientError, list_clients, render_config
 
@@ -230,7 +243,7 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
     chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
     zone = str(settings.timezone) if chosen else None
     try:
-        click.echo(render_config(client, Path(settings.workspace), launcher, zone), nl=False)
+        click.echo(render_config(client, Path(settings.workspace), launcher, zone, ingest_sources), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -72,13 +72,15 @@ def installed_command() -> list[str]:
     return [str(python), "-m", "reme_mcp"]
 
 
-def _launch(workspace: Path, launcher: str, timezone: str | None) -> _Launch:
+def _launch(workspace: Path, launcher: str, timezone: str | None, ingest: tuple[str, ...] = ()) -> _Launch:
     absolute = workspace.expanduser().resolve()
     # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
     # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
     tail: tuple[str, ...] = ("--workspace", str(absolute))
     if timezone:
         tail = (*tail, "--timezone", timezone)
+    for source in ingest:
+        tail = (*tail, "--ingest", source)
     if launcher == "uvx":
         return _Launch("uvx", (PACKAGE, *tail))
     command, *args = installed_command()
@@ -234,11 +236,18 @@ def list_clients() -> list[tuple[str, str]]:
     return [(host.id, host.description) for host in _HOSTS]
 
 
-def render_config(client: str, workspace: Path, launcher: str = "installed", timezone: str | None = None) -> str:
+def render_config(
+    client: str,
+    workspace: Path,
+    launcher: str = "installed",
+    timezone: str | None = None,
+    ingest: tuple[str, ...] = (),
+) -> str:
     """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
 
     ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
-    ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on).
+    ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on);
+    each ``ingest`` source as ``--ingest``, so the server follows that host's session logs.
     """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
@@ -246,4 +255,4 @@ def render_config(client: str, workspace: Path, launcher: str = "installed", tim
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher, timezone))
+    return host.render(_launch(workspace, launcher, timezone, ingest))

@@ -120,7 +120,9 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
 
         # Every later start runs from that environment, inside Claude Code's defaults
         # (`claude -p` waits MCP_CONNECT_TIMEOUT_MS = 5 s for servers).
-        _two_sessions(env, project, "mcp__plugin_reme-mcp_reme")
+        # REME_INGEST in Claude Code's environment is the plugin's setting for following Claude
+        # Code's own session logs: session 1, as Claude Code logged it, lands in the workspace.
+        _two_sessions({**env, "REME_INGEST": "claude-code"}, project, "mcp__plugin_reme-mcp_reme")
         assert_remembered_then_found(server.script)
         bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
 
@@ -128,6 +130,8 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
     first = json.dumps(bodies[0].get("messages"), ensure_ascii=False) + json.dumps(bodies[0].get("system"))
     assert "reme-mcp:reme-memory" in first, first[:3000]
     assert list(data.glob("workspace/daily/*/test-passphrase.md")), "no note in the plugin's data folder"
+    imported = "".join(p.read_text(encoding="utf-8") for p in data.glob("workspace/session/dialog/claude_code/*.jsonl"))
+    assert REMEMBER_PROMPT in imported, "the plugin's server did not follow Claude Code's session log"
 
 
 def test_claude_plugin_validate_passes_on_the_marketplace_and_the_plugin(tmp_path: Path) -> None:

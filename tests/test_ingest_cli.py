@@ -182,3 +182,23 @@ def test_a_long_history_shared_out_to_workers_imports_what_one_process_does(tmp_
     assert "imported 0 session(s), 0 message(s)" in again.stdout, again.stdout
     sources = _run(home, "ingest", "sources", "-w", str(shared))
     assert f"imported: {WORTH_SHARING + 61} session(s)" in sources.stdout, sources.stdout
+
+
+async def test_a_configured_host_starts_the_follower_with_only_home_and_path(tmp_path: Path) -> None:
+    """`reme-mcp config HOST --ingest SOURCE` puts the source in the command: hosts that pass only a few
+    variables (OpenClaw, Hermes) still start the follower."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    LAYOUTS["pi"].install(home)
+    printed = _run(home, "config", "claude-code", "--ingest", "pi", "-w", str(ws))
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)["mcpServers"]["reme"]
+    assert entry["args"][-2:] == ["--ingest", "pi"]
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    async with Client(params, read_timeout_seconds=60) as client:
+        hits: list[dict[str, object]] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not hits:
+            result = await client.call_tool("search", {"query": "蓝鲸-731"})
+            hits = result.structured_content["results"]  # type: ignore[index]
+        assert hits and str(hits[0]["path"]).startswith("session/dialog/pi/")
