@@ -22,14 +22,12 @@ import hashlib
 import os
 import secrets
 import signal
-import stat
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import fsync_dir, read_regular, rename_exchange
+from reme_mcp.workspace import fsync_dir, open_regular, read_regular, rename_exchange
 
 MARK = "user.reme-mcp.swapped"
 # A save by someone else this recent means they may still be writing.
@@ -62,19 +60,11 @@ def snapshot(path: Path, shown_as: str) -> Snapshot:
     with contextlib.suppress(OSError):
         _writers_gone(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fh = open_regular(path, shown_as)
     except FileNotFoundError:
         return Snapshot(None)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ReMeError(
-                f"{shown_as} is a symbolic link: reme-mcp does not follow or replace it; remove it"
-            ) from exc
-        raise
-    with os.fdopen(fd, "rb") as fh:
+    with fh:
         info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
         data = fh.read()
         return Snapshot(data, _stamp(info), _marked(fh.fileno()) == _digest(data))
 

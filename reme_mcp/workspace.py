@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from filelock import FileLock, Timeout
 
@@ -380,8 +380,8 @@ def _thread_lock(key: str) -> threading.Lock:
         return found
 
 
-def read_regular(path: Path, shown_as: str) -> bytes:
-    """A file's bytes, refusing links, folders, FIFOs and devices with one clear line each."""
+def open_regular(path: Path, shown_as: str) -> BinaryIO:
+    """A file opened for reading, refusing links, folders, FIFOs and devices with one clear line each."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -390,9 +390,16 @@ def read_regular(path: Path, shown_as: str) -> bytes:
                 f"{shown_as} is a symbolic link: reme-mcp does not follow or replace it; remove it"
             ) from exc
         raise
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
+    return fh
+
+
+def read_regular(path: Path, shown_as: str) -> bytes:
+    """A file's bytes, refusing links, folders, FIFOs and devices with one clear line each."""
+    with open_regular(path, shown_as) as fh:
         return fh.read()
 
 
