@@ -54,8 +54,10 @@ class FileEntry:
 
 
 def file_stamp(st: os.stat_result) -> str:
-    """A cheap change detector: mtime, size and inode (an atomic replace changes the inode)."""
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+    """A cheap change detector: mtime and size. Not the inode: `cp -a`, a restore or a sync
+    service gives every file a new one, and the content did not change (an atomic replace
+    writes a new file, so its mtime moves anyway)."""
+    return f"{st.st_mtime_ns}:{st.st_size}"
 
 
 def file_kind(path: str) -> str:
@@ -247,7 +249,7 @@ class Workspace:
                         rel = entry.path[cut:]
                         yield FileEntry(
                             rel.replace(os.sep, "/") if slash else rel,
-                            f"{est.st_mtime_ns}:{est.st_size}:{est.st_ino}",  # file_stamp, inlined
+                            f"{est.st_mtime_ns}:{est.st_size}",  # file_stamp, inlined
                             est.st_size,
                         )
                 except (OSError, RuntimeError):

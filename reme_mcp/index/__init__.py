@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from whoosh import index as whoosh_index
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
@@ -148,8 +149,20 @@ class MemoryIndex:
         self._writer.write_files(paths)
 
     def write_files_shared(self, paths: Iterable[str]) -> None:
-        """Index these files before returning, sharing one commit with other writers waiting alongside."""
-        self._writer.write_files_shared(paths)
+        """Index these files before returning, sharing one commit with other writers waiting alongside.
+
+        A file vanishing under a commit or a build means the index folder was cleared
+        meanwhile (by a person, a cleaner): the next attempt builds it again from the files.
+        """
+        todo = list(paths)
+        for attempt in range(3):
+            try:
+                self._writer.write_files_shared(todo)
+                return
+            except (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError):
+                if attempt == 2:
+                    raise
+                self._store.reset()
 
     def query_tokens(self, text: str) -> list[str]:
         return query_tokens(text)
@@ -186,7 +199,10 @@ class MemoryIndex:
                 return step(store.searcher())
             except Exception as exc:
                 if not is_corruption(exc):
-                    raise
+                    # Most likely the folder was cleared (or rebuilt by another process) under the
+                    # read: once more on a fresh index. A bug fails again, and that is raised.
+                    store.reset()
+                    return step(store.searcher())
                 store.reset()
                 store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
                 return step(store.searcher())

@@ -132,12 +132,17 @@ def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             finally:
                 _DEPTH[key] = depth
             return
-        ensure_folder(locks)
         lock = FileLock(str(locks / "index.lock"))
-        try:
-            lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
-        except Timeout as exc:
-            raise busy from exc
+        for attempt in range(3):  # the folder may be cleared between creating it and locking in it
+            ensure_folder(locks)
+            try:
+                lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
+                break
+            except Timeout as exc:
+                raise busy from exc
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
         _DEPTH[key] = 1
         try:
             yield

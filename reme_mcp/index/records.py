@@ -66,7 +66,7 @@ class RecordCache:
         try:
             data = json.loads(self.saved.read_text(encoding="utf-8"))
             return {
-                segid: {int(doc): FileRecord(path, stamp, name, desc, tuple(links)) for doc, path, stamp, name, desc, links in rows}
+                segid: {int(doc): FileRecord(path, stamp, name, desc, tuple(links), digest) for doc, path, stamp, name, desc, links, digest in rows}
                 for segid, rows in data["segments"].items()
             }  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -74,7 +74,9 @@ class RecordCache:
 
     def _save(self) -> None:
         rows = {
-            segid: [[doc, r.path, r.stamp, r.name, r.description, list(r.links)] for doc, r in held.items()]
+            segid: [
+                [doc, r.path, r.stamp, r.name, r.description, list(r.links), r.content_hash] for doc, r in held.items()
+            ]
             for segid, held in self._segments.items()
         }
         with contextlib.suppress(OSError):  # only a cache: the next process reads the index instead

@@ -8,20 +8,31 @@ rebuilt from the files by itself.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
 
 from reme_mcp.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
+from reme_mcp.errors import ReMeError
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
-from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date
+from reme_mcp.workspace import (
+    MAX_INDEXED_BYTES,
+    Workspace,
+    file_kind,
+    file_stamp,
+    is_text_file,
+    open_regular,
+    path_date,
+)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FILE_RECORD = "__file__"
 
 
@@ -47,6 +58,7 @@ def build_schema() -> Schema:
         when=TEXT(analyzer=analyzer, phrase=False),
         # The per-file record.
         stamp=STORED,
+        content_hash=STORED,
         body_hash=ID(stored=True),
         links=TEXT(analyzer=RegexTokenizer(r"[^\n]+"), phrase=False, stored=True),
         file_name=STORED,
@@ -61,6 +73,7 @@ class FileRecord:
     name: str
     description: str
     links: tuple[str, ...]
+    content_hash: str = ""  # of the file's bytes, when they were read; "" when not (too big, unreadable)
 
 
 def _hide_day_index_block(text: str) -> str:
@@ -84,6 +97,7 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
     except OSError:
         return
     kind = file_kind(path)
+    digest = content_hash(raw) if indexable else HEAD_ONLY + content_hash(head)
     doc = Document(meta={}, chunks=[])
     if indexable:
         text = raw.decode("utf-8", errors="replace")
@@ -96,6 +110,7 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
         "path": path,
         "kind": FILE_RECORD,
         "stamp": file_stamp(st),
+        "content_hash": digest,
         "body_hash": doc.body_hash or "-",
         "links": "\n".join(doc.links),
         "file_name": name,
@@ -129,4 +144,26 @@ def file_record(fields: dict[str, Any]) -> FileRecord:
         fields.get("file_name") or "",
         fields.get("file_description") or "",
         links,
+        fields.get("content_hash") or "",
     )
+
+
+# A file that is not indexed (binary, too big) is known by its first 4 KB: nothing of it is searchable.
+HEAD_ONLY = "head:"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def same_bytes(full: Path, record: FileRecord) -> bool:
+    """Whether the file still holds the bytes its record was made from (no link followed)."""
+    if not record.content_hash:
+        return False
+    try:
+        with open_regular(full, record.path) as fh:
+            if record.content_hash.startswith(HEAD_ONLY):
+                return HEAD_ONLY + content_hash(fh.read(4096)) == record.content_hash
+            return content_hash(fh.read(MAX_INDEXED_BYTES + 1)) == record.content_hash
+    except (OSError, ReMeError):
+        return False

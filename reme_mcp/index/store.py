@@ -53,6 +53,7 @@ class BuildReason(Enum):
     REQUESTED = "asked to"  # reme-mcp reindex: it shows its own progress
     MISSING = "no index yet"  # a first start, or the folder was cleared: news only if it indexed something
     DAMAGED = "the index is unreadable"  # always said on stderr
+    CHANGED = "most files changed"  # cheaper built whole than file by file; said on stderr
 
 
 def through_commits(step: Callable[[], T], attempts: int = 10) -> T:
@@ -118,6 +119,16 @@ class IndexStore:
 
     def _first_build(self) -> None:
         """Build a missing index; where its folder cannot be written, in a private temporary one."""
+        for _ in range(2):  # a file vanishing mid-build: the folder was cleared meanwhile, build again
+            try:
+                self.rebuild(BuildReason.MISSING)
+                return
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if is_corruption(exc) or self.exists():
+                    raise
+                break
         try:
             self.rebuild(BuildReason.MISSING)
         except OSError as exc:
@@ -211,7 +222,7 @@ class IndexStore:
             if reason is BuildReason.MISSING and self.exists():
                 return 0  # another process built it while we waited
             said = f"{reason.value} ({cause})" if cause else reason.value
-            if reason is BuildReason.DAMAGED:
+            if reason in (BuildReason.DAMAGED, BuildReason.CHANGED):
                 log.warning("reme-mcp: rebuilding the index at %s: %s", self.directory, said)
             self.reset()
             self.builds += 1
@@ -222,8 +233,7 @@ class IndexStore:
                 if ".building-" in leftover.name or ".old-" in leftover.name:
                     shutil.rmtree(leftover, ignore_errors=True)
             staging = self.directory.with_name(f".{self.directory.name}.building-{os.getpid()}")
-            staging.mkdir(mode=0o700)
-            chunks = build_index(self.ws, staging, progress)
+            chunks = self._build_staged(staging, progress)
             self._recorded = set()
             record_sizes(staging, self._recorded)  # swapped in with the index: never beside another build's files
             if reason is BuildReason.MISSING and chunks:
@@ -235,6 +245,18 @@ class IndexStore:
             shutil.rmtree(old, ignore_errors=True)
             self._drop_older_schemas()
             return chunks
+
+    def _build_staged(self, staging: Path, progress: Callable[[int, int], None] | None) -> int:
+        """Build into `staging`; when the folder is cleared under the build (staging gone), build again."""
+        for attempt in range(3):
+            ensure_folder(self.folder)
+            staging.mkdir(mode=0o700)
+            try:
+                return build_index(self.ws, staging, progress)
+            except Exception:
+                if staging.exists() or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def _drop_older_schemas(self) -> None:
         """Indexes of older schema versions are dead weight once this one is built."""

@@ -15,11 +15,12 @@ index holds; the next sync tries again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
-from reme_mcp.errors import os_error_line
-from reme_mcp.index.schema import FileRecord
+from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.index.schema import FileRecord, same_bytes
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.watch import FileView
 from reme_mcp.index.whoosh_private import is_corruption
@@ -30,6 +31,9 @@ log = logging.getLogger("reme_mcp.index")
 
 MIN_THROTTLED_SCAN = 0.010  # seconds
 WATCH_MIN_FILES = 1000  # an index of this many files watches for changes from the start
+# When at least this many files, and most of the workspace, really changed, the bulk
+# builder (build.py) does the work: file by file costs several times more per chunk.
+BULK_AT = 200
 
 
 def stale(files: dict[str, FileEntry], records: dict[str, FileRecord], only: set[str] | None = None) -> list[str]:
@@ -61,6 +65,7 @@ class IndexSync:
         self.writer = writer
         self.max_scan_interval = max_scan_interval
         self.watch_after = watch_after
+        self.ws = ws
         self.view = FileView(ws)
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
@@ -117,7 +122,14 @@ class IndexSync:
                 generation = store.records_generation
                 records = store.records()
                 todo = stale(files, records, only if store.records_generation == generation else None)
-                if todo:
+                moved, todo = self._split_unchanged(files, records, todo)
+                if moved:
+                    self.writer.restamp(moved)
+                if len(todo) >= BULK_AT and len(todo) * 2 > len(files):
+                    store.reset()
+                    self._settled = None
+                    store.rebuild(BuildReason.CHANGED, f"{len(todo)} of {len(files)} files")
+                elif todo:
                     self.writer.write_spooled(todo)  # with what writers are waiting to index
         except OSError as exc:
             if is_corruption(exc):
@@ -126,7 +138,23 @@ class IndexSync:
             return 0
         self._unwritable = None
         self._settle()
-        return len(todo)
+        return len(todo) + len(moved)
+
+    def _split_unchanged(
+        self, files: dict[str, FileEntry], records: dict[str, FileRecord], todo: list[str]
+    ) -> tuple[dict[str, str], list[str]]:
+        """Among stale paths, those whose bytes are still what the index holds (their new stamps), and the rest."""
+        moved: dict[str, str] = {}
+        rest: list[str] = []
+        for path in todo:
+            entry, record = files.get(path), records.get(path)
+            if entry is not None and record is not None:
+                with contextlib.suppress(ReMeError):
+                    if same_bytes(self.ws.contained_path(path), record):
+                        moved[path] = entry.stamp
+                        continue
+            rest.append(path)
+        return moved, rest
 
     def _settle(self) -> None:
         """The files and the index's records agree as of this generation."""

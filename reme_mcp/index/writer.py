@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from whoosh import index as whoosh_index
@@ -53,10 +53,14 @@ class IndexWriter:
 
     def write_files(self, paths: Iterable[str]) -> None:
         """Re-index these files now (dropping those that are gone), in one commit."""
+        todo = list(paths)
+        self._committing(lambda: self._commit(todo))
+
+    def _committing(self, commit: Callable[[], None]) -> None:
         store = self.store
         with store.mutex, store.lock():
             try:
-                self._commit(list(paths))
+                commit()
             except (FileNotFoundError, whoosh_index.EmptyIndexError):
                 if store.exists():
                     raise
@@ -127,6 +131,34 @@ class IndexWriter:
                     writer.add_document(**doc)
                     if doc["kind"] == FILE_RECORD:
                         written[path] = file_record(doc)
+            writer.commit(mergetype=merge_small)
+        except BaseException:
+            abandon(writer)
+            raise
+        self.store.committed(writer.generation, written)
+
+    def restamp(self, stamps: dict[str, str]) -> None:
+        """Give these files' records a new change stamp, keeping everything else they hold.
+
+        For files whose bytes are what the index holds although their stamp moved (a copy,
+        a restore, a checkout): one commit of record documents, no file parsed again.
+        """
+        self._committing(lambda: self._restamp(stamps))
+
+    def _restamp(self, stamps: dict[str, str]) -> None:
+        ix = self.store.index()
+        writer = ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+        written: dict[str, FileRecord | None] = {}
+        try:
+            with ix.searcher() as searcher:
+                for path, stamp in stamps.items():
+                    fields = searcher.document(chunk_id=f"F:{path}")
+                    if fields is None:
+                        continue
+                    fields = {**fields, "stamp": stamp}
+                    writer.delete_by_term("chunk_id", fields["chunk_id"])
+                    writer.add_document(**fields)
+                    written[path] = file_record(fields)
             writer.commit(mergetype=merge_small)
         except BaseException:
             abandon(writer)
