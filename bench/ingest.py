@@ -214,6 +214,8 @@ def main() -> int:
     base = opts.keep or Path(tempfile.mkdtemp(prefix="reme-ingest-bench-", dir="/tmp"))
     home, ws = base / "home", base / "ws"
     shutil.rmtree(ws, ignore_errors=True)
+    # Every index of this run (the reindex, the watch latency's searches) beside its workspace.
+    os.environ["REME_INDEX_DIR"] = str(base / "index")
     env = {**os.environ, "HOME": str(home), "REME_TIMEZONE": "UTC"}
     try:
         begin = time.perf_counter()
