@@ -11,7 +11,7 @@ from collections import deque
 from pathlib import Path
 from typing import Literal
 
-from reme_mcp import boundary
+from reme_mcp import boundary, exchange
 from reme_mcp.config import Settings
 from reme_mcp.daily import (
     NoteMetaCache,
@@ -24,7 +24,7 @@ from reme_mcp.daily import (
 )
 from reme_mcp.documents import meta_text, parse_message, split_front_matter
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.index import ChunkHit, MemoryIndex, ranking
 from reme_mcp.intake import REQUEST_KEY, NoteInput, check_input, fold_name
 from reme_mcp.ledger import Ledger
 from reme_mcp.models import (
@@ -83,7 +83,8 @@ class Memory:
             return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
         tokens = self.index.query_tokens(text)  # analysed once: for the query and for the snippets
-        hits, total = self.index.search(tokens, limit, start, end, prefix)
+        hits, total = self.index.search(tokens, limit, start, end, prefix, ranking.phrase_pairs(text))
+        hits = [exchange.with_reply(hit, self.index.following) for hit in hits]
         share = max(80, max_chars // max(1, len(hits)))
         results: list[SearchHit] = []
         truncated = False

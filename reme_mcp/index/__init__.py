@@ -17,14 +17,14 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from whoosh import index as whoosh_index
 from whoosh.filedb.filestore import FileStorage
-from whoosh.query import And, Prefix, Query, TermRange
+from whoosh.query import And, Prefix, Query, Term, TermRange
 from whoosh.searching import Searcher
 
 from reme_mcp.index import ranking
@@ -64,6 +64,7 @@ class ChunkHit:
     description: str
     date: str | None
     content: str
+    docnum: int = -1  # where the searcher that found it holds it (see MemoryIndex.following)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,20 @@ class IndexState:
     chunks: int
     stale: int
     skipped: int
+
+
+def _chunk_hit(fields: dict[str, Any], score: float, docnum: int) -> ChunkHit:
+    return ChunkHit(
+        path=fields["path"],
+        start_line=int(fields.get("start_line") or 1),
+        end_line=int(fields.get("end_line") or 1),
+        score=score,
+        name=fields.get("name") or "",
+        description=fields.get("description") or "",
+        date=fields.get("date") or None,
+        content=fields.get("content") or "",
+        docnum=docnum,
+    )
 
 
 def _open_index(directory: Path) -> Any:
@@ -121,6 +136,7 @@ class MemoryIndex:
         self._last_scan_cost = 0.0
         self._builds = 0
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+        self._phrase_texts = ranking.PhraseTexts()
         # Once a scan costs `watch_after` seconds, the kernel's change feed replaces it (watch.py).
         self.watch_after = watch_after
         self._view = FileView(ws)
@@ -385,8 +401,12 @@ class MemoryIndex:
         start_date: str | None = None,
         end_date: str | None = None,
         path_prefix: str | None = None,
+        phrase: Sequence[str] = (),
     ) -> tuple[list[ChunkHit], int]:
-        """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks."""
+        """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks.
+
+        `phrase`: the query's adjacent word pairs (ranking.phrase_pairs), which lift chunks holding them.
+        """
         if not tokens:
             return [], 0
         filters: list[Query] = []
@@ -398,25 +418,34 @@ class MemoryIndex:
             searcher = self._current_searcher()
             terms = ranking.query_terms(tokens, searcher)
             allowed = frozenset(And(filters).docs(searcher)) if filters else None
-            best, total = self._scorer.top(searcher, terms, limit + 10, allowed)
+            ranked, total = self._scorer.ranked(searcher, terms, allowed)
+            words = lambda doc: self._phrase_texts.words(searcher, doc)  # noqa: E731
+            best = ranking.phrase_rerank(ranked, words, phrase, limit + 10, limit)
             hits: list[ChunkHit] = []
             for docnum, score in best:
                 fields = searcher.stored_fields(docnum)
                 if not (self.ws.root / fields["path"]).exists():
                     continue  # deleted since the last scan: never point at a missing file
-                hits.append(
-                    ChunkHit(
-                        path=fields["path"],
-                        start_line=int(fields.get("start_line") or 1),
-                        end_line=int(fields.get("end_line") or 1),
-                        score=score,
-                        name=fields.get("name") or "",
-                        description=fields.get("description") or "",
-                        date=fields.get("date") or None,
-                        content=fields.get("content") or "",
-                    )
-                )
+                hits.append(_chunk_hit(fields, score, docnum))
         return ranking.diversify(hits, limit), total
+
+    def following(self, hit: ChunkHit) -> ChunkHit | None:
+        """The chunk that starts on the line after `hit` in its file, if the index holds one.
+
+        Read from the generation the last search read, so a hit and its neighbour agree.
+        A file's chunks are added in order, so the next document is tried first: a term
+        lookup of the chunk id costs about 2 ms, this a stored-fields read.
+        """
+        chunk_id = f"{hit.path}#{hit.end_line + 1}"
+        with self._lock:
+            searcher = self._searcher or self._current_searcher()
+            docnum, fields = hit.docnum + 1, None
+            if 0 < docnum < searcher.doc_count_all() and not searcher.reader().is_deleted(docnum):
+                fields = searcher.stored_fields(docnum)
+            if fields is None or fields.get("chunk_id") != chunk_id:
+                found = list(Term("chunk_id", chunk_id).docs(searcher))
+                docnum, fields = (found[0], searcher.stored_fields(found[0])) if found else (-1, None)
+        return None if fields is None else _chunk_hit(fields, 0.0, docnum)
 
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""

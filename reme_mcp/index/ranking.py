@@ -7,18 +7,27 @@ decide what comes first sit in one place, each with the measurement behind it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import re
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice, pairwise
 from typing import Any, Protocol, TypeVar
 
 from reme_mcp.documents import Chunk
-from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.analysis import _CJK_CHARS, fold, memory_analyzer
 from reme_mcp.index.scoring import WeightedTerm
 
-# Field weights. A note's name and description say what it is about. On LoCoMo
-# (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker 0.5 -> 1.0 +1.4 (a
-# question that names a person is most often answered by that person); when 0.5
-# +1.5 (questions say "in May 2023").
-FIELD_BOOSTS = {"content": 1.0, "name": 2.0, "description": 1.5, "speaker": 1.0, "context": 0.5, "when": 0.5}
+# Field weights. On LoCoMo (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker
+# 0.5 -> 1.0 +1.4 (a question that names a person is most often answered by that
+# person); when 0.5 +1.5 (questions say "in May 2023").
+# A note's name and description (remember derives both from its first words when not
+# given) weigh 0.1 each: at 2.0 and 1.5 a common word in five notes' titles outranked
+# the one note whose body holds the rare words searched for. On the peer harness
+# (bench/peers.py --in-process, recall@5 EN ZH on seed 1, then seed 2, with the phrase
+# stage) name / description 2.0 / 1.5: 0.89 0.91 (seed 1); 0.5 / 0.2: 0.97 0.97, 0.95 0.97;
+# 0.3 / 0.3: 0.97 0.97, 0.95 0.97; 0.1 / 0.1: 0.98 0.98, 0.98 0.98; 0 / 0 no better. Dialogs
+# have neither, so LoCoMo is unmoved. Kept above zero so a word found only there finds it.
+FIELD_BOOSTS = {"content": 1.0, "name": 0.1, "description": 0.1, "speaker": 1.0, "context": 0.5, "when": 0.5}
 # How many messages each side of a dialog message are indexed as its context:
 # window 1 +6.0 any@5 over none, window 2 +2.3 over 1, window 3 no better than 2.
 CONTEXT_WINDOW = 2
@@ -43,6 +52,18 @@ CONTEXT_MAX_DF_SHARE = 0.02
 # were most of the slowest queries' cost: on bench/perf.py's 30k-chunk workspace search
 # p50 17.7 -> 6.2 ms and p95 61.6 -> 45.4 ms (LoCoMo, all English, unchanged).
 CJK_CHAR_MAX_DF_SHARE = 0.02
+# A chunk holding every adjacent pair of the query's words (a verbatim phrase) scores
+# (1 + PHRASE_BOOST) times its BM25; one holding some pairs, in proportion. On the peer
+# harness (2,000 notes, queries cut verbatim from one) this lifts the target over notes
+# that share a rare word in their title; see phrase_rerank for what it costs.
+PHRASE_BOOST = 1.0
+# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank).
+PHRASE_POOL = 200
+# Chunks whose words PhraseTexts keeps (about 0.4 kB each).
+PHRASE_CACHE = 20_000
+# Words for phrase matching: each CJK character on its own (its pairs are the bigrams
+# the index holds), any other run of letters and digits as one word.
+_PHRASE_WORD = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+")
 
 
 def _cjk_char(token: str) -> bool:
@@ -157,3 +178,83 @@ def date_words(day: str) -> str:
     if not 1 <= month <= 12:
         return ""
     return f"{day[:4]} {_MONTHS[month - 1]} {int(day[8:])}"
+
+
+def phrase_words(text: str) -> list[str]:
+    """The words of a text in order, folded as the index folds them: the unit of phrase matching."""
+    return _PHRASE_WORD.findall(text.lower() if text.isascii() else fold(text))
+
+
+def phrase_pairs(query: str) -> list[str]:
+    """The query's adjacent word pairs, each as 'a b', without repeats."""
+    words = phrase_words(query)
+    return list(dict.fromkeys(f"{a} {b}" for a, b in pairwise(words)))
+
+
+def spaced_words(text: str) -> str:
+    """The text's phrase words between single spaces, with a space at each end: ' a b c '."""
+    return f" {' '.join(phrase_words(text))} "
+
+
+def phrase_share(pairs: Sequence[str], spaced: str) -> float:
+    """The share of `pairs` found adjacent and in order in a spaced_words text."""
+    if not pairs:
+        return 0.0
+    return sum(f" {pair} " in spaced for pair in pairs) / len(pairs)
+
+
+class PhraseTexts:
+    """Each chunk's spaced_words, kept while the index generation stays the same.
+
+    Reading a chunk's stored text was most of the phrase stage's cost, and the same
+    chunks come back as candidates query after query.
+    """
+
+    def __init__(self, capacity: int = PHRASE_CACHE) -> None:
+        self.capacity = capacity
+        self._generation: object = None
+        self._texts: dict[int, str] = {}
+
+    def words(self, searcher: Any, doc: int) -> str:
+        generation = searcher.reader().generation()
+        if generation != self._generation or len(self._texts) >= self.capacity:
+            self._generation, self._texts = generation, {}
+        spaced = self._texts.get(doc)
+        if spaced is None:
+            spaced = self._texts[doc] = spaced_words(searcher.stored_fields(doc).get("content") or "")
+        return spaced
+
+
+def phrase_rerank(
+    ranked: Iterable[tuple[int, float]],
+    words_of: Callable[[int], str],
+    pairs: Sequence[str],
+    limit: int,
+    exact: int,
+    pool: int = PHRASE_POOL,
+) -> list[tuple[int, float]]:
+    """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
+
+    The phrase can at most multiply a score by (1 + PHRASE_BOOST), so once the
+    `exact`-th best final score beats what the next BM25 candidate could reach, no
+    later one can enter the first `exact` places: the walk stops there, usually after
+    a few dozen candidates, and the first `exact` results are those of re-ranking
+    every match (tests/test_ranking.py checks that against the plain computation).
+    Only when `pool` candidates did not settle them does it stop early, on BM25's order.
+    """
+    if not pairs:
+        return list(islice(ranked, limit))
+    scored: list[tuple[float, int]] = []
+    leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
+    for doc, score in ranked:
+        if len(scored) >= limit and leaders[0] > score * (1 + PHRASE_BOOST):
+            break
+        if len(scored) >= max(pool, limit):
+            break
+        final = score * (1 + PHRASE_BOOST * phrase_share(pairs, words_of(doc)))
+        scored.append((-final, doc))
+        if len(leaders) < exact:
+            heapq.heappush(leaders, final)
+        elif final > leaders[0]:
+            heapq.heapreplace(leaders, final)
+    return [(doc, -negative) for negative, doc in sorted(scored)[:limit]]

@@ -56,9 +56,36 @@ class BM25Scorer:
 
         `allowed`, if given, is the set of document numbers a result may have (a filter).
         """
+        scores = self.scores(searcher, terms, allowed)
+        best = heapq.nsmallest(limit, ((-score, doc) for doc, score in scores.items()))
+        return [(doc, -negative) for negative, doc in best], len(scores)
+
+    def ranked(
+        self, searcher: Any, terms: Sequence[WeightedTerm], allowed: frozenset[int] | None = None
+    ) -> tuple[Iterator[tuple[int, float]], int]:
+        """Every matching (docnum, score), best first (as `top` orders them), drawn lazily, and their number.
+
+        A re-ranking stage that stops after the first few pays for a heap over the
+        matches, not for sorting all of them.
+        """
+        scores = self.scores(searcher, terms, allowed)
+        heap = [(-score, doc) for doc, score in scores.items()]
+        heapq.heapify(heap)
+
+        def best_first() -> Iterator[tuple[int, float]]:
+            while heap:
+                negative, doc = heapq.heappop(heap)
+                yield doc, -negative
+
+        return best_first(), len(heap)
+
+    def scores(
+        self, searcher: Any, terms: Sequence[WeightedTerm], allowed: frozenset[int] | None = None
+    ) -> dict[int, float]:
+        """The BM25 score of every live document matching any term (and in `allowed`, if given)."""
         docs = searcher.doc_count()
         if not docs:  # a new or emptied workspace: its index may have no segment at all
-            return [], 0
+            return {}
         leaves = list(searcher.leaf_searchers())
         self._forget_other_segments([s.reader() for s, _ in leaves])
         scores: dict[int, float] = {}
@@ -85,8 +112,7 @@ class BM25Scorer:
                 scores.pop(doc + offset, None)
         if allowed is not None:
             scores = {doc: score for doc, score in scores.items() if doc in allowed}
-        best = heapq.nsmallest(limit, ((-score, doc) for doc, score in scores.items()))
-        return [(doc, -negative) for negative, doc in best], len(scores)
+        return scores
 
     def _segment_lengths(self, reader: Any, field: str) -> bytes:
         """One byte per document of this segment: its length in `field`, as Whoosh encodes it."""
