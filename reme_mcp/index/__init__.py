@@ -419,11 +419,18 @@ class MemoryIndex:
             terms = ranking.query_terms(tokens, searcher)
             allowed = frozenset(And(filters).docs(searcher)) if filters else None
             ranked, total = self._scorer.ranked(searcher, terms, allowed)
-            words = lambda doc: self._phrase_texts.words(searcher, doc)  # noqa: E731
+            read: dict[int, dict[str, Any]] = {}  # the phrase stage's reads serve the hits too
+
+            def stored(doc: int) -> dict[str, Any]:
+                if doc not in read:
+                    read[doc] = searcher.stored_fields(doc)
+                return read[doc]
+
+            words = lambda doc: self._phrase_texts.words(searcher, doc, stored)  # noqa: E731
             best = ranking.phrase_rerank(ranked, words, phrase, limit + 10, limit)
             hits: list[ChunkHit] = []
             for docnum, score in best:
-                fields = searcher.stored_fields(docnum)
+                fields = stored(docnum)
                 if not (self.ws.root / fields["path"]).exists():
                     continue  # deleted since the last scan: never point at a missing file
                 hits.append(_chunk_hit(fields, score, docnum))

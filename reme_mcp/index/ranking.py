@@ -58,7 +58,7 @@ CJK_CHAR_MAX_DF_SHARE = 0.02
 # that share a rare word in their title; see phrase_rerank for what it costs.
 PHRASE_BOOST = 1.0
 # At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank).
-PHRASE_POOL = 200
+PHRASE_POOL = 100
 # Chunks whose words PhraseTexts keeps (about 0.4 kB each).
 PHRASE_CACHE = 20_000
 # Words for phrase matching: each CJK character on its own (its pairs are the bigrams
@@ -81,14 +81,18 @@ def query_terms(tokens: Sequence[str], searcher: Any) -> list[WeightedTerm]:
     """
     docs = searcher.doc_count()
     context = list(tokens)
+    # Each lookup visits every segment: the ones made here are handed on to the scorer.
+    known: dict[tuple[str, str], int] = {}
     if docs >= MIN_PRUNE_DOCS:
         limit = MAX_DF_SHARE * docs
         df = {t: searcher.doc_frequency("content", t) for t in tokens}
+        known.update((("content", t), n) for t, n in df.items())
         kept = [t for t in tokens if df[t] <= (CJK_CHAR_MAX_DF_SHARE * docs if _cjk_char(t) else limit)]
         tokens = kept or sorted(tokens, key=df.__getitem__)[:1]
-        context = [t for t in tokens if searcher.doc_frequency("context", t) <= CONTEXT_MAX_DF_SHARE * docs]
+        known.update((("context", t), searcher.doc_frequency("context", t)) for t in tokens)
+        context = [t for t in tokens if known["context", t] <= CONTEXT_MAX_DF_SHARE * docs]
     return [
-        WeightedTerm(field, token, boost)
+        WeightedTerm(field, token, boost, known.get((field, token)))
         for field, boost in FIELD_BOOSTS.items()
         if boost
         for token in (context if field == "context" else tokens)
@@ -215,13 +219,15 @@ class PhraseTexts:
         self._generation: object = None
         self._texts: dict[int, str] = {}
 
-    def words(self, searcher: Any, doc: int) -> str:
+    def words(self, searcher: Any, doc: int, stored: Callable[[int], dict[str, Any]] | None = None) -> str:
+        """The chunk's spaced_words; `stored` reads its stored fields (default: the searcher's)."""
         generation = searcher.reader().generation()
         if generation != self._generation or len(self._texts) >= self.capacity:
             self._generation, self._texts = generation, {}
         spaced = self._texts.get(doc)
         if spaced is None:
-            spaced = self._texts[doc] = spaced_words(searcher.stored_fields(doc).get("content") or "")
+            fields = stored(doc) if stored else searcher.stored_fields(doc)
+            spaced = self._texts[doc] = spaced_words(fields.get("content") or "")
         return spaced
 
 

@@ -40,6 +40,7 @@ class WeightedTerm:
     field: str
     text: str
     boost: float
+    df: int | None = None  # its document frequency, when the caller already looked it up
 
 
 class BM25Scorer:
@@ -90,7 +91,7 @@ class BM25Scorer:
         self._forget_other_segments([s.reader() for s, _ in leaves])
         scores: dict[int, float] = {}
         for term in terms:
-            df = searcher.doc_frequency(term.field, term.text)
+            df = term.df if term.df is not None else searcher.doc_frequency(term.field, term.text)
             if not df:
                 continue
             idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
