@@ -57,8 +57,13 @@ CJK_CHAR_MAX_DF_SHARE = 0.02
 # harness (2,000 notes, queries cut verbatim from one) this lifts the target over notes
 # that share a rare word in their title; see phrase_rerank for what it costs.
 PHRASE_BOOST = 1.0
-# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank).
+# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): 100 for
+# a query of a few words, as a person recalls a phrase; 20 for a longer one (a question),
+# whose pairs seldom stand verbatim in a chunk, while its flat BM25 scores made the walk
+# long: the cost that made search p95 slower than without the stage.
 PHRASE_POOL = 100
+PHRASE_POOL_LONG = 20
+PHRASE_SHORT_PAIRS = 5  # at most this many pairs (six words) is a few words
 # Chunks whose words PhraseTexts keeps (about 0.4 kB each).
 PHRASE_CACHE = 20_000
 # Words for phrase matching: each CJK character on its own (its pairs are the bigrams
@@ -237,7 +242,7 @@ def phrase_rerank(
     pairs: Sequence[str],
     limit: int,
     exact: int,
-    pool: int = PHRASE_POOL,
+    pool: int | None = None,
 ) -> list[tuple[int, float]]:
     """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
 
@@ -250,6 +255,8 @@ def phrase_rerank(
     """
     if not pairs:
         return list(islice(ranked, limit))
+    if pool is None:
+        pool = PHRASE_POOL if len(pairs) <= PHRASE_SHORT_PAIRS else PHRASE_POOL_LONG
     scored: list[tuple[float, int]] = []
     leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
     for doc, score in ranked:
