@@ -445,7 +445,7 @@ class MemoryIndex:
         """
         chunk_id = f"{hit.path}#{hit.end_line + 1}"
         with self._lock:
-            searcher = self._searcher or self._current_searcher()
+            searcher = self._searcher if self._searcher is not None else self._current_searcher()
             docnum, fields = hit.docnum + 1, None
             if 0 < docnum < searcher.doc_count_all() and not searcher.reader().is_deleted(docnum):
                 fields = searcher.stored_fields(docnum)
