@@ -57,11 +57,15 @@ CJK_CHAR_MAX_DF_SHARE = 0.02
 # harness (2,000 notes, queries cut verbatim from one) this lifts the target over notes
 # that share a rare word in their title; see phrase_rerank for what it costs.
 PHRASE_BOOST = 1.0
-# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): 100 for
+# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): 70 for
 # a query of a few words, as a person recalls a phrase; 20 for a longer one (a question),
 # whose pairs seldom stand verbatim in a chunk, while its flat BM25 scores made the walk
-# long: the cost that made search p95 slower than without the stage.
-PHRASE_POOL = 100
+# long. Reading a candidate's text is the cost: on bench/perf.py's 10k workspace (300
+# queries, CPU per query, medians of four alternating runs) p50 / p95 were 5.9 / 14.3 ms
+# without the stage, 5.9 / 14.4 at 70, 6.1 / 15.0 at 100, and 200 for every query was
+# +30% at p95; recall@5 on the peer harness (in process) is 0.98 EN and ZH on seeds 1 and
+# 2 at 70 and 100, 0.97 EN on seed 2 at 50.
+PHRASE_POOL = 70
 PHRASE_POOL_LONG = 20
 PHRASE_SHORT_PAIRS = 5  # at most this many pairs (six words) is a few words
 # Chunks whose words PhraseTexts keeps (about 0.4 kB each).

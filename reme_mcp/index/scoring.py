@@ -49,6 +49,7 @@ class BM25Scorer:
     def __init__(self, k1: float, b: float) -> None:
         self.k1, self.b = k1, b
         self._lengths: dict[tuple[str, str], bytes] = {}
+        self._norms: dict[tuple[str, float], list[float]] = {}
 
     def top(
         self, searcher: Any, terms: Sequence[WeightedTerm], limit: int, allowed: frozenset[int] | None = None
@@ -96,8 +97,7 @@ class BM25Scorer:
                 continue
             idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
             weight = term.boost * idf * (self.k1 + 1)
-            avg = searcher.avg_field_length(term.field) or 1.0
-            norm = [self.k1 * ((1 - self.b) + self.b * length / avg) for length in _LENGTH_OF_BYTE]
+            norm = self._length_norms(term.field, searcher.avg_field_length(term.field) or 1.0)
             for leaf, offset in leaves:
                 reader = leaf.reader()
                 if (term.field, term.text) not in reader:
@@ -114,6 +114,16 @@ class BM25Scorer:
         if allowed is not None:
             scores = {doc: score for doc, score in scores.items() if doc in allowed}
         return scores
+
+    def _length_norms(self, field: str, avg: float) -> list[float]:
+        """BM25's length norm for each of the 256 encoded lengths: the same for every term of a field."""
+        norm = self._norms.get((field, avg))
+        if norm is None:
+            if len(self._norms) > 64:  # averages move with every commit: keep the recent ones
+                self._norms.clear()
+            norm = [self.k1 * ((1 - self.b) + self.b * length / avg) for length in _LENGTH_OF_BYTE]
+            self._norms[field, avg] = norm
+        return norm
 
     def _segment_lengths(self, reader: Any, field: str) -> bytes:
         """One byte per document of this segment: its length in `field`, as Whoosh encodes it."""
