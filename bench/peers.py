@@ -42,7 +42,10 @@ def load_harness(harness: Path) -> ModuleType:
         raise SystemExit(f"peers: cannot load {harness / 'bench_mcp.py'}")
     module = importlib.util.module_from_spec(spec)
     sys.modules["bench_mcp"] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise SystemExit(f"peers: the harness needs {exc.name} in this interpreter: pip install {exc.name}") from exc
     return module
 
 
