@@ -112,6 +112,13 @@ def test_phrase_share_matches_the_plain_pair_lookup() -> None:
         assert phrase_share(phrase_pairs(query), spaced_words(text)) == pytest.approx(_plain_share(query, text))
 
 
+def test_no_pair_spans_two_texts() -> None:
+    spaced = spaced_words("go-backend", "", "The user builds backend services in Go.")
+    assert phrase_share(["go backend"], spaced) == 1.0
+    assert phrase_share(["backend the"], spaced) == 0.0
+    assert spaced_words("", "Alpha") == " alpha "
+
+
 def test_phrase_rerank_gives_the_first_places_of_reranking_every_candidate() -> None:
     rng = random.Random(7)
     stopped_early = 0

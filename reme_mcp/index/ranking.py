@@ -204,9 +204,12 @@ def phrase_pairs(query: str) -> list[str]:
     return list(dict.fromkeys(f"{a} {b}" for a, b in pairwise(words)))
 
 
-def spaced_words(text: str) -> str:
-    """The text's phrase words between single spaces, with a space at each end: ' a b c '."""
-    return f" {' '.join(phrase_words(text))} "
+def spaced_words(*texts: str) -> str:
+    """The texts' phrase words between single spaces, with a space at each end: ' a b c '.
+
+    Several texts are kept apart by a '|', which no query word is, so no pair spans two.
+    """
+    return f" {' | '.join(' '.join(words) for text in texts if (words := phrase_words(text)))} "
 
 
 def phrase_share(pairs: Sequence[str], spaced: str) -> float:
@@ -217,7 +220,9 @@ def phrase_share(pairs: Sequence[str], spaced: str) -> float:
 
 
 class PhraseTexts:
-    """Each chunk's spaced_words, kept while the index generation stays the same.
+    """Each chunk's spaced_words (its name, description and text), kept while the index generation stays the same.
+
+    The name and description count: a note named "go-backend" holds the phrase "Go backend".
 
     Reading a chunk's stored text was most of the phrase stage's cost, and the same
     chunks come back as candidates query after query.
@@ -236,7 +241,8 @@ class PhraseTexts:
         spaced = self._texts.get(doc)
         if spaced is None:
             fields = stored(doc) if stored else searcher.stored_fields(doc)
-            spaced = self._texts[doc] = spaced_words(fields.get("content") or "")
+            texts = (fields.get("name") or "", fields.get("description") or "", fields.get("content") or "")
+            spaced = self._texts[doc] = spaced_words(*texts)
         return spaced
 
 
