@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 import pytest
 
 from reme_mcp.documents import Chunk
+from reme_mcp.index.analysis import _CJK_CHARS, fold
 from reme_mcp.index.ranking import (
     PHRASE_BOOST,
     PhraseTexts,
@@ -103,6 +105,15 @@ def test_phrase_words_split_scripts_and_fold_case_and_accents() -> None:
     assert phrase_words("ÉCHO-Delta v2.3") == ["echo", "delta", "v2", "3"]
     assert phrase_pairs("leak in the leak in") == ["leak in", "in the", "the leak"]
     assert phrase_pairs("alpha") == [] and phrase_pairs("") == []
+
+
+def test_phrase_words_fold_as_the_plain_fold_does() -> None:
+    """The fast path (accents folded only where a letter may carry one) against fold() on everything."""
+    alphabet = "aZéÉçñßøĳﬁＡ１ й Ё ά ἄ ǅ 朱琳がガ한국 \u0301\u0308 -.,_9"
+    rng = random.Random(5)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert phrase_words(text) == re.findall(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+", fold(text)), text
 
 
 def test_phrase_share_matches_the_plain_pair_lookup() -> None:
