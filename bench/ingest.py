@@ -5,7 +5,8 @@ and assistant text plus tool calls, tool results and thinking, as Claude Code
 writes them) under a temporary HOME, then measures, each in its own process:
 
 - backfill: `reme-mcp ingest backfill claude-code` (events/s read, messages/s written
-  as session dialogs) and its peak RSS;
+  as session dialogs; 200+ logs are shared out to one worker process per core) and its
+  peak RSS, the process and its workers summed;
 - index build: `reme-mcp reindex` of the resulting workspace, separately, with its RSS;
 - watch latency: with `reme-mcp ingest watch claude-code` running, the time from
   appending one line to a session log until `Memory.search` finds it (median of 5).
@@ -21,6 +22,7 @@ in <= 2 s. Timings depend on the machine: compare columns of one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -29,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -137,15 +140,33 @@ def baseline(home: Path, out: Path) -> float:
 
 
 def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Seconds, peak RSS (MB) and stdout of one reme-mcp process."""
+    """Seconds, peak RSS (MB, the process and its workers together, sampled) and stdout of one reme-mcp run."""
+    import psutil  # type: ignore[import-untyped]
+
     begin = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reme_mcp", *args], env=env, stdout=subprocess.PIPE, text=True)
+    peak = [0.0]
+
+    def sample() -> None:
+        with contextlib.suppress(psutil.Error):
+            top = psutil.Process(proc.pid)
+            while proc.poll() is None:
+                total = 0
+                for p in [top, *top.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        total += p.memory_info().rss
+                peak[0] = max(peak[0], total / 2**20)
+                time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - begin
+    sampler.join(timeout=1)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"reme-mcp {' '.join(args)} failed")
-    return elapsed, usage.ru_maxrss / 1024, out
+    return elapsed, max(peak[0], usage.ru_maxrss / 1024), out
 
 
 def watch_latency(home: Path, ws: Path, env: dict[str, str], trials: int = 5) -> list[float]:

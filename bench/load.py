@@ -136,6 +136,7 @@ def main() -> int:
     opts = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="reme-load-") as tmp:
+        os.environ.setdefault("REME_INDEX_DIR", str(Path(tmp) / "index-home"))  # the server inherits it
         ws = Path(tmp) / "ws"
         paths = seed(ws, opts.notes)
         proc, port = start_server(ws)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     conversations = load_conversations(json.loads(args.data.read_text(encoding="utf-8")))
     methods = {"reme-mcp": Totals(), "baseline": Totals()}
     with tempfile.TemporaryDirectory(prefix="reme-locomo-") as tmp:
+        os.environ.setdefault("REME_INDEX_DIR", str(Path(tmp) / "index-home"))  # not into ~/.cache
         for conversation in conversations:
             root = Path(tmp) / conversation.sample_id
             write_workspace(root, conversation)

@@ -318,8 +318,9 @@ async def cold_start_once(ws_root: Path, query: str, queries: list[str]) -> dict
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reme_mcp", "--workspace", str(ws_root)],
-        # The SDK passes only a safe subset of the environment: keep the server on the bench's code.
-        env={"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else None,
+        # The SDK passes only a safe subset of the environment: keep the server on the bench's
+        # code and on the index the bench built (REME_INDEX_DIR).
+        env={k: os.environ[k] for k in ("PYTHONPATH", "REME_INDEX_DIR") if os.environ.get(k)} or None,
     )
     start = time.perf_counter()
     async with Client(params) as client:
@@ -537,6 +538,8 @@ def main() -> None:
         parser.error(f"unknown size(s) {', '.join(unknown)}: use 1k, 10k or 100k")
     base = args.workdir or Path(tempfile.mkdtemp(prefix="reme-perf-"))
     base.mkdir(parents=True, exist_ok=True)
+    # The indexes go beside the workspaces (a server it starts inherits this), not into ~/.cache.
+    os.environ.setdefault("REME_INDEX_DIR", str(base / "index-home"))
     try:
         results = [measure_size(s, SIZES[s], base, args.quick, build=not args.no_build) for s in sizes]
     finally:

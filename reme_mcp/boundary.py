@@ -102,3 +102,8 @@ def strip_recalled(text: str) -> str:
     out = pattern.sub("", text)
     out = out.replace("</reme-context>", "")
     return out
+
+
+def escaped(text: str | None) -> str | None:
+    """Memory text for a result's field: escaped, or None when there is none."""
+    return escape(text) or None if text else None

@@ -6,11 +6,10 @@ As thin as the MCP face: every command is a memory operation plus printing.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
+import signal
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import click
 from reme_mcp import __version__
 from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
 from reme_mcp.errors import ReMeError
+from reme_mcp.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 
@@ -43,15 +43,25 @@ def _logging() -> None:
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
 @click.option("--timezone", help="IANA time zone for 'today' (default: $REME_TIMEZONE, else the local zone).")
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    help="With no command: follow this host's session logs into memory while serving (see serve --ingest).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
-def cli(ctx: click.Context, workspace: str | None, timezone: str | None) -> None:
+def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_sources: tuple[str, ...]) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
 
     With no command, serves MCP over stdio (what an MCP client starts).
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(serve)
+        ctx.invoke(serve, ingest_sources=ingest_sources)
+    elif ingest_sources:
+        raise click.UsageError(
+            "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"
+        )
 
 
 @cli.command()
@@ -110,10 +120,24 @@ def serve(
 @cli.command()
 @_workspace_option
 @click.argument("query")
-@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option(
+    "--limit",
+    "-n",
+    default=SEARCH_LIMIT.default,
+    show_default=True,
+    type=click.IntRange(SEARCH_LIMIT.low, SEARCH_LIMIT.high),
+    help="How many results.",
+)
 @click.option("--path-prefix", help="Only files under this folder, e.g. digest/.")
 @click.option("--start-date", help="Only notes dated on or after this day (YYYY-MM-DD).")
 @click.option("--end-date", help="Only notes dated on or before this day (YYYY-MM-DD).")
+@click.option(
+    "--max-chars",
+    default=SEARCH_MAX_CHARS.default,
+    show_default=True,
+    type=click.IntRange(SEARCH_MAX_CHARS.low, SEARCH_MAX_CHARS.high),
+    help="Budget for all snippets together.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 @click.pass_context
 def search(
@@ -124,13 +148,21 @@ def search(
     path_prefix: str | None,
     start_date: str | None,
     end_date: str | None,
+    max_chars: int,
     as_json: bool,
 ) -> None:
     """Search memory, as the MCP `search` tool does."""
     from reme_mcp.memory import Memory
 
     try:
-        result = Memory(_settings(ctx, workspace)).search(query, limit, start_date, end_date, path_prefix)
+        result = Memory(_settings(ctx, workspace)).search(
+            query,
+            limit=limit,
+            start_date=start_date,
+            end_date=end_date,
+            path_prefix=path_prefix,
+            max_chars=max_chars,
+        )
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(result.model_dump_json(indent=2) if as_json else result.render())
@@ -148,18 +180,17 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
 
     _logging()
     memory = Memory(_settings(ctx, workspace))
-    if not memory.ws.root.is_dir():
-        raise click.ClickException(f"no workspace at {memory.ws.root}: nothing to index")
-    files = 0
     with tqdm(total=0, unit="file", disable=quiet, file=sys.stderr, desc="indexing") as bar:
 
         def progress(done: int, total: int) -> None:
-            nonlocal files
-            bar.total, files = total, done
+            bar.total = total
             bar.update(done - bar.n)
 
-        chunks = memory.index.rebuild(progress=progress)
-    click.echo(f"indexed {files} files, {chunks} chunks into {memory.index.directory}")
+        try:
+            result = memory.reindex(progress)
+        except ReMeError as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(result.render())
 
 
 @cli.command()
@@ -169,42 +200,9 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
 def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     """Report the workspace, its files by kind, the index's state and the configuration."""
     from reme_mcp.memory import Memory
-    from reme_mcp.workspace import file_kind
 
-    settings = _settings(ctx, workspace)
-    memory = Memory(settings)
-    kinds = Counter(file_kind(entry.path) for entry in memory.ws.walk())
-    report: dict[str, Any] = {
-        "workspace": str(settings.workspace),
-        "workspace_exists": settings.workspace.is_dir(),
-        "timezone": str(settings.timezone),
-        "today": settings.today().isoformat(),
-        "files_by_kind": dict(sorted(kinds.items())),
-        "version": __version__,
-    }
-    if settings.workspace.is_dir():
-        state = memory.index.state()
-        report["index"] = {
-            "directory": str(state.directory),
-            "exists": state.exists,
-            "files": state.files,
-            "chunks": state.chunks,
-            "stale_files": state.stale,
-            "files_without_text": state.skipped,
-        }
-    from reme_mcp.ingest.cursors import cursor_summary
-
-    report["ingest"] = cursor_summary(memory.ws) or "off (no source imported; see reme-mcp ingest sources)"
-    if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-        return
-    for key, value in report.items():
-        if isinstance(value, dict):
-            click.echo(f"{key}:")
-            for k, v in value.items():
-                click.echo(f"  {k}: {v}")
-        else:
-            click.echo(f"{key}: {value}")
+    report = Memory(_settings(ctx, workspace)).doctor()
+    click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 
 @cli.command("config")
@@ -218,8 +216,21 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     show_default=True,
     help="installed: the absolute command of this installation; uvx: `uvx reme-mcp` (needs reme-mcp on PyPI).",
 )
+@click.option(
+    "--ingest",
+    "ingest_sources",
+    multiple=True,
+    help="The server also follows this host's session logs into memory (e.g. claude-code); repeatable.",
+)
 @click.pass_context
-def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, list_all: bool, launcher: str) -> None:
+def config_cmd(
+    ctx: click.Context,
+    workspace: str | None,
+    client: str | None,
+    list_all: bool,
+    launcher: str,
+    ingest_sources: tuple[str, ...],
+) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
     from reme_mcp.client_config import UnknownClientError, list_clients, render_config
 
@@ -228,8 +239,11 @@ def config_cmd(ctx: click.Context, workspace: str | None, client: str | None, li
             click.echo(f"{name:16} {description}")
         return
     settings = _settings(ctx, workspace)
+    # A zone the user chose (--timezone or $REME_TIMEZONE) goes into the snippet; the local zone is the default anyway.
+    chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
+    zone = str(settings.timezone) if chosen else None
     try:
-        click.echo(render_config(client, Path(settings.workspace), launcher), nl=False)
+        click.echo(render_config(client, Path(settings.workspace), launcher, zone, ingest_sources), nl=False)
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -261,4 +275,8 @@ cli.add_command(ingest)
 
 
 def main() -> None:
+    if hasattr(signal, "SIGIO"):
+        # The day index is replaced under a file lease (reme_mcp/swap.py); someone opening it
+        # meanwhile breaks the lease with SIGIO, whose default action would end this process.
+        signal.signal(signal.SIGIO, signal.SIG_IGN)
     cli(prog_name="reme-mcp")

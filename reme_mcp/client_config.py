@@ -72,11 +72,15 @@ def installed_command() -> list[str]:
     return [str(python), "-m", "reme_mcp"]
 
 
-def _launch(workspace: Path, launcher: str) -> _Launch:
+def _launch(workspace: Path, launcher: str, timezone: str | None, ingest: tuple[str, ...] = ()) -> _Launch:
     absolute = workspace.expanduser().resolve()
-    # Always --workspace, never REME_* in env: OpenClaw and Hermes start servers with only
-    # HOME, PATH, SHELL and TERM, whatever the user's shell holds.
-    tail = ("--workspace", str(absolute))
+    # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
+    # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
+    tail: tuple[str, ...] = ("--workspace", str(absolute))
+    if timezone:
+        tail = (*tail, "--timezone", timezone)
+    for source in ingest:
+        tail = (*tail, "--ingest", source)
     if launcher == "uvx":
         return _Launch("uvx", (PACKAGE, *tail))
     command, *args = installed_command()
@@ -147,7 +151,9 @@ def _opencode(launch: _Launch) -> str:
 
 
 def _openclaw(launch: _Launch) -> str:
-    return _json({"mcp": {"servers": {SERVER_NAME: _stdio_entry(launch)}}})
+    # OpenClaw's default Tool Search hides MCP tools behind tool_search/tool_call, whose
+    # queries must be English; toolSearch false offers the five tools to the model directly.
+    return _json({"mcp": {"servers": {SERVER_NAME: _stdio_entry(launch)}}, "tools": {"toolSearch": False}})
 
 
 def _hermes(launch: _Launch) -> str:
@@ -207,7 +213,11 @@ _HOSTS: tuple[_Host, ...] = (
         _mcp_servers,
     ),
     _Host("opencode", "OpenCode: opencode.json (project) or ~/.config/opencode/opencode.json", _opencode),
-    _Host("openclaw", "OpenClaw: ~/.openclaw/openclaw.json, key mcp.servers (or `openclaw mcp set`)", _openclaw),
+    _Host(
+        "openclaw",
+        "OpenClaw: ~/.openclaw/openclaw.json, keys mcp.servers and tools.toolSearch (or `openclaw mcp set`)",
+        _openclaw,
+    ),
     _Host("hermes", "Hermes Agent: ~/.hermes/config.yaml, key mcp_servers", _hermes),
     _Host("deerflow", "DeerFlow: extensions_config.json in the DeerFlow project root", _deerflow),
     _Host("pi", "Pi 1.x: ~/.pi/agent/mcp.json (or `pi mcp add`), exposure direct", _pi),
@@ -226,10 +236,18 @@ def list_clients() -> list[tuple[str, str]]:
     return [(host.id, host.description) for host in _HOSTS]
 
 
-def render_config(client: str, workspace: Path, launcher: str = "installed") -> str:
+def render_config(
+    client: str,
+    workspace: Path,
+    launcher: str = "installed",
+    timezone: str | None = None,
+    ingest: tuple[str, ...] = (),
+) -> str:
     """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
 
-    ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``.
+    ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
+    ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on);
+    each ``ingest`` source as ``--ingest``, so the server follows that host's session logs.
     """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
@@ -237,4 +255,4 @@ def render_config(client: str, workspace: Path, launcher: str = "installed") -> 
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher))
+    return host.render(_launch(workspace, launcher, timezone, ingest))

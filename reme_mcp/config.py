@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -22,11 +22,14 @@ class Settings:
     workspace: Path
     timezone: tzinfo
     max_note_chars: int = MAX_NOTE_CHARS
-    # Upper bound on how long a search may reuse the last scan of the files.
-    # The scan is also throttled by its own cost (see index.SyncThrottle).
+    # Upper bound on how long a search may reuse the last scan of the files; a cheap scan
+    # runs before every search, a costly one is throttled by its own cost (index/sync.py).
     sync_interval: float = 2.0
     # Host session-log sources followed into memory while serving (`--ingest`, REME_INGEST).
     ingest: tuple[str, ...] = ()
+    # Where indexes live, one private folder per workspace (index/home.py): never inside a
+    # workspace, whose files may come from anyone, because Whoosh unpickles its index files.
+    index_home: Path = field(default_factory=lambda: default_index_home())
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()
@@ -51,6 +54,18 @@ def resolve_workspace(flag: str | None, environ: dict[str, str] | None = None) -
             f"reme-mcp: current directory {cwd} is not a good home for memory; using {home}",
         )
     return (cwd / ".reme").resolve(), None
+
+
+def default_index_home(environ: dict[str, str] | None = None) -> Path:
+    """REME_INDEX_DIR, else $XDG_CACHE_HOME/reme-mcp/index, else ~/.cache/reme-mcp/index."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("REME_INDEX_DIR")
+    if chosen:
+        return Path(chosen).expanduser().absolute()
+    cache = env.get("XDG_CACHE_HOME")
+    # The XDG spec ignores a relative XDG_CACHE_HOME.
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "reme-mcp" / "index"
 
 
 def resolve_timezone(name: str | None) -> tzinfo:

@@ -2,7 +2,8 @@
 
 A daily note is `daily/<date>/<name>.md` with front matter; the day index
 `daily/<date>.md` carries a machine-managed block listing the day's notes.
-Text a person wrote outside that block is kept byte for byte.
+Text a person wrote outside that block is kept byte for byte. `DayIndex` is the
+workspace's daily notes as `remember` and `daily_list` use them.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from typing import Any
 
 import yaml
 
-from reme_mcp.documents import body_hash, split_front_matter
+from reme_mcp import swap
+from reme_mcp.documents import BLOCK_END, BLOCK_START, body_hash, split_front_matter
 from reme_mcp.errors import ReMeError, shown
-from reme_mcp.workspace import DATE_RE, Workspace, file_stamp, read_regular
+from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
 
-BLOCK_START = "<!-- notes:auto -->"
-BLOCK_END = "<!-- /notes:auto -->"
+__all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo"]
+
+# The front-matter key holding a request_id's hash: a retry finds its note on disk by it.
+REQUEST_KEY = "request_hash"
 _HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
 _FORBIDDEN_CHARS = set('<>:"/\\|?*')
 # Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
@@ -295,43 +299,46 @@ MAX_MERGES = 50
 def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> Path:
     """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock.
 
-    People edit this file too, so it is merged, never overwritten blind: the new text
-    is swapped in atomically, and when what the swap took out is not what was read
-    (someone saved meanwhile), their version is merged and swapped in again.
+    People edit this file too, so it is merged, never overwritten blind (reme_mcp/swap.py):
+    when what the swap took out is not what was read (someone saved meanwhile), their
+    version is merged and swapped in again.
     """
     rel = f"daily/{day}.md"
     target = ws.layout_path(rel)
     notes = read_day_notes(ws, day, cache)
-    current = _read_day_index(target, rel)
-    source = current
+    seen = swap.snapshot(target, rel)
+    current = source = _decode(seen.data, rel)
+    busy = seen.hot  # someone is saving it these seconds: they may be writing into what a swap takes out
     for _ in range(MAX_MERGES):
         rendered = render_day_index(day, notes, source)
         if rendered == current:
             return target
         try:
-            taken = ws.exchange(target, rendered)
-        except FileExistsError:  # created by someone between our read and our write
-            current = source = _read_day_index(target, rel)
+            taken, seen = swap.swap(target, rendered, seen, rel, settle=busy)
+        except swap.Changed:  # saved by someone between our read and our swap
+            seen = swap.snapshot(target, rel)
+            current = source = _decode(seen.data, rel)
+            busy = True
             continue
-        old = _decode(taken, rel) if taken is not None else None
+        old = _decode(taken, rel)
         if old == current:
             return target
-        source, current = old, rendered
+        source, current, busy = old, rendered, True
     raise ReMeError(f"{rel} changed {MAX_MERGES} times while being refreshed: stop editing it and try again")
 
 
-def _read_day_index(target: Path, rel: str) -> str | None:
-    try:
-        return _decode(read_regular(target, rel), rel)
-    except FileNotFoundError:
+def _decode(raw: bytes | None, rel: str) -> str | None:
+    if raw is None:
         return None
-
-
-def _decode(raw: bytes, rel: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReMeError(f"day index {rel} is not UTF-8 text: fix it or move it away, then try again") from exc
+
+
+def fold_name(name: str) -> str:
+    """Names that differ only by case or Unicode normalisation are one file on macOS and Windows."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def list_note_days(ws: Workspace) -> list[str]:
@@ -348,3 +355,66 @@ def list_note_days(ws: Workspace) -> list[str]:
     except OSError:
         return []
     return sorted(days, reverse=True)
+
+
+MAX_SAME_NAME = 10_000
+
+
+class DayIndex:
+    """A workspace's daily notes and day indexes; each note's front matter is parsed once per change.
+
+    Not locked by itself: `remember` calls `find`, `write_note` and `refresh` under the
+    workspace's write lock.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._meta: NoteMetaCache = {}
+
+    def days(self) -> list[str]:
+        """Every date with a note folder, newest first."""
+        return list_note_days(self.ws)
+
+    def notes(self, day: str) -> list[NoteInfo]:
+        """The notes of one day, from the files themselves."""
+        return read_day_notes(self.ws, day, self._meta)
+
+    def find(self, day: str, request_hash: str | None, digest: str) -> str | None:
+        """The note of `day` that holds this request (by its hash), else this body (by its hash)."""
+        notes = self.notes(day)
+        if request_hash:
+            for info in notes:
+                if info.meta.get(REQUEST_KEY) == request_hash:
+                    return info.path
+        return next((info.path for info in notes if info.body_hash == digest), None)
+
+    def refresh(self, day: str) -> str:
+        """Bring the day index's block up to date with the day's notes; its workspace-relative path."""
+        return self.ws.relative(refresh_day_index(self.ws, day, self._meta))
+
+    def write_note(self, day: str, stem: str, meta: dict[str, Any], content: str) -> str:
+        """Write a new note under the first free name (stem, stem-2, ...); an existing note is never overwritten.
+
+        A name taken by a case or Unicode-normalisation twin counts as taken: on macOS and
+        Windows they are the same file.
+        """
+        folder = self.ws.layout_path(f"daily/{day}/x.md").parent
+        self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
+        self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
+        try:
+            taken = {fold_name(p.name) for p in folder.iterdir()}
+        except FileNotFoundError:
+            taken = set()
+        except NotADirectoryError as exc:
+            raise ReMeError(f"daily/{day} is a file, not a folder: move it away so notes can be written") from exc
+        for n in range(1, MAX_SAME_NAME):
+            candidate = stem if n == 1 else f"{stem[: MAX_NAME_CHARS - len(str(n)) - 1]}-{n}"
+            target = folder / f"{candidate}.md"
+            if fold_name(target.name) in taken or os.path.lexists(target):
+                continue
+            try:
+                self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)
+            except FileExistsError:
+                continue
+            return f"daily/{day}/{target.name}"
+        raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")

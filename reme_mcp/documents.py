@@ -1,7 +1,8 @@
-"""Documents: turning workspace files (Markdown, JSONL dialogs, plain text) into chunks and links.
+"""Documents: turning workspace files (Markdown, JSONL dialogs, plain text) into chunks, links and windows.
 
 Pure functions over text. A chunk is the unit of search: it knows its lines
 (1-based, inclusive), so a hit can point at exactly the part of the file that matched.
+A window is the unit of reading: some of a file's lines, dialogs as readable messages.
 """
 
 from __future__ import annotations
@@ -15,9 +16,18 @@ from typing import Any
 
 import yaml
 
+from reme_mcp.errors import ReMeError
 from reme_mcp.workspace import DATE_RE
 
+# The day index's machine-managed block (workspace-format.md). A format marker: the day
+# index writer (daily) and the indexer (which keeps the block out of search) both read it here.
+BLOCK_START = "<!-- notes:auto -->"
+BLOCK_END = "<!-- /notes:auto -->"
 MAX_CHUNK_CHARS = 1500
+# A file of a million one-word headings or messages would otherwise become a million index
+# documents and hold the server for minutes; past this, neighbouring chunks are grouped so
+# that every word stays searchable in a bounded number of chunks.
+MAX_CHUNKS_PER_FILE = 2000
 MAX_FRONT_MATTER_CHARS = 32_000
 _HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -250,10 +260,100 @@ def parse_plain(text: str) -> Document:
 
 
 def parse_document(path: str, text: str) -> Document:
-    """Parse a file's text by its format."""
+    """Parse a file's text by its format, in at most MAX_CHUNKS_PER_FILE chunks."""
     lower = path.lower()
     if lower.endswith((".md", ".markdown")):
-        return parse_markdown(text)
-    if lower.endswith(".jsonl"):
-        return parse_dialog(text)
-    return parse_plain(text)
+        document = parse_markdown(text)
+    elif lower.endswith(".jsonl"):
+        document = parse_dialog(text)
+    else:
+        document = parse_plain(text)
+    document.chunks = group_chunks(document.chunks, MAX_CHUNKS_PER_FILE)
+    return document
+
+
+def group_chunks(chunks: list[Chunk], limit: int) -> list[Chunk]:
+    """Neighbouring chunks joined into at most `limit`, each keeping its first chunk's speaker and time."""
+    if len(chunks) <= limit:
+        return chunks
+    size = -(-len(chunks) // limit)
+    grouped = []
+    for at in range(0, len(chunks), size):
+        group = chunks[at : at + size]
+        first = group[0]
+        grouped.append(
+            Chunk(
+                first.start_line,
+                group[-1].end_line,
+                "\n".join(c.text for c in group),
+                speaker=first.speaker,
+                time=first.time,
+                date=first.date,
+            )
+        )
+    return grouped
+
+
+def is_dialog(path: str) -> bool:
+    return path.lower().endswith(".jsonl")
+
+
+def is_markdown(path: str) -> bool:
+    return path.lower().endswith((".md", ".markdown"))
+
+
+@dataclass(frozen=True)
+class TextWindow:
+    """Some of a file's lines, as `read` returns them."""
+
+    first: int  # the first line asked for (1 for an empty file)
+    last: int  # the last line returned, 0 when none was
+    total: int  # lines in the file
+    lines: list[str]
+    next_line: int | None  # where to go on when the budget cut the window short
+
+
+def check_line_range(start_line: int | None, end_line: int | None) -> None:
+    """A 1-based, inclusive line range, either end open."""
+    if start_line is not None and start_line < 1:
+        raise ReMeError(f"start_line {start_line} is out of range: lines start at 1")
+    if end_line is not None and end_line < (start_line or 1):
+        raise ReMeError(f"end_line {end_line} is before start_line {start_line or 1}: give end_line >= start_line")
+
+
+def _shown_line(number: int, line: str, dialog: bool) -> str:
+    if not dialog:
+        return line
+    message = parse_message(line)
+    return f"{number}: {message.render()}" if message else f"{number}: (no readable message)"
+
+
+def text_window(
+    text: str, start_line: int | None, end_line: int | None, max_chars: int, *, dialog: bool, shown_as: str
+) -> TextWindow:
+    """Lines start_line..end_line of `text`, stopping before `max_chars` would be passed.
+
+    A dialog line becomes `<number>: <speaker> [time]: text`, with the file's own line number.
+    At least one line is always returned (cut to the budget), so a reader always moves on.
+    """
+    check_line_range(start_line, end_line)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    first = start_line or 1
+    if total == 0:
+        first = 1
+    elif first > total:
+        raise ReMeError(f"start_line {first} is past the end: {shown_as} has {total} lines")
+    out: list[str] = []
+    size = 0
+    for number in range(first, min(end_line or total, total) + 1):
+        line = _shown_line(number, lines[number - 1], dialog)
+        if out and size + len(line) + 1 > max_chars:
+            return TextWindow(first, first + len(out) - 1, total, out, number)
+        if len(line) > max_chars:
+            line = line[:max_chars] + "…"
+        out.append(line)
+        size += len(line) + 1
+    return TextWindow(first, first + len(out) - 1 if out else 0, total, out, None)

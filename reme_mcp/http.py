@@ -14,6 +14,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from reme_mcp.errors import ReMeError
 
 MAX_BODY_BYTES = 1024 * 1024
+# A client gets this long to send a request's headers once connected or between requests.
+HEADER_TIMEOUT_S = 10.0
+# Open connections past this evict the one that has waited longest for headers (or are closed when
+# every connection is busy), so idle sockets cannot use up the process's file descriptors.
+MAX_CONNECTIONS = 256
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
@@ -94,4 +99,72 @@ def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts
     import uvicorn
 
     app = build_app(server, host, port, token, extra_hosts)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
+
+
+def guarded_protocol() -> type[Any]:
+    """uvicorn's h11 protocol with a header deadline and a connection cap (it has neither for idle sockets)."""
+    import asyncio
+
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+        waiting_since: float | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > MAX_CONNECTIONS and not self._evict_one():
+                transport.close()
+                return
+            self._await_headers()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._has_request():
+                self._stop_waiting()
+            elif self.deadline is None:
+                self._await_headers()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self._has_request():
+                self._await_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+        def _has_request(self) -> bool:
+            return self.cycle is not None and not self.cycle.response_complete
+
+        def _await_headers(self) -> None:
+            self._stop_waiting()
+            self.waiting_since = self.loop.time()
+            self.deadline = self.loop.call_later(HEADER_TIMEOUT_S, self._too_slow)
+
+        def _stop_waiting(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+            self.deadline = None
+            self.waiting_since = None
+
+        def _too_slow(self) -> None:
+            self.deadline = None
+            if not self._has_request():
+                self.transport.close()
+
+        def _evict_one(self) -> bool:
+            idle = [
+                c
+                for c in self.connections
+                if isinstance(c, GuardedH11) and c is not self and c.waiting_since is not None
+            ]
+            if not idle:
+                return False
+            oldest = min(idle, key=lambda c: c.waiting_since or 0.0)
+            oldest._stop_waiting()
+            oldest.transport.close()
+            return True
+
+    return GuardedH11

@@ -13,17 +13,11 @@ import unicodedata
 from dataclasses import dataclass
 
 from reme_mcp import boundary
-from reme_mcp.daily import check_note_name, derive_description, derive_name, parse_date
+from reme_mcp.daily import REQUEST_KEY, check_note_name, derive_description, derive_name, parse_date
 from reme_mcp.documents import body_hash
 from reme_mcp.errors import ReMeError
+from reme_mcp.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
 from reme_mcp.secrets import find_secret
-
-MAX_DESCRIPTION_CHARS = 1_000
-MAX_TAGS = 20
-MAX_TAG_CHARS = 100
-MAX_REQUEST_ID_CHARS = 200
-# The front-matter key holding the request_id's hash: a retry finds the note on disk by it.
-REQUEST_KEY = "request_hash"
 
 
 @dataclass(frozen=True)
@@ -35,6 +29,15 @@ class NoteInput:
     day: str
     digest: str  # body_hash of the content
     request_hash: str | None  # never the request_id itself: it may be anything the client sends
+
+    def front_matter(self) -> dict[str, object]:
+        """The note's front matter, in ReMe's key order."""
+        meta: dict[str, object] = {"name": self.stem, "description": self.description}
+        if self.tags:
+            meta["tags"] = self.tags
+        if self.request_hash:
+            meta[REQUEST_KEY] = self.request_hash
+        return meta
 
 
 def request_hash(request_id: str) -> str:
@@ -100,8 +103,3 @@ def check_input(
         digest=body_hash(text),
         request_hash=request_hash(request_id) if request_id else None,
     )
-
-
-def fold_name(name: str) -> str:
-    """Names that differ only by case or Unicode normalisation are one file on macOS and Windows."""
-    return unicodedata.normalize("NFC", name).casefold()

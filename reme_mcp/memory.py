@@ -1,53 +1,54 @@
 """The memory operations: search, read, traverse, daily_list and remember, as plain Python.
 
-The MCP server and the CLI are thin faces over this class; neither holds logic it lacks.
+The MCP server and the CLI are thin faces over this class: they translate arguments
+and results, and reach nothing behind it (not its workspace, index or ledger). The
+upkeep they need (warming up, rebuilding the index, the doctor's report) is here too.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections import deque
-from pathlib import Path
-from typing import Literal
+import threading
+from collections import Counter
+from collections.abc import Callable, Collection
+from typing import Any
 
-from reme_mcp import boundary, exchange
+from reme_mcp import __version__, boundary, exchange, swap, traverse
+from reme_mcp.boundary import escaped
 from reme_mcp.config import Settings
-from reme_mcp.daily import (
-    NoteMetaCache,
-    list_note_days,
-    parse_date,
-    parse_range,
-    read_day_notes,
-    refresh_day_index,
-    render_note,
-)
-from reme_mcp.documents import meta_text, parse_message, split_front_matter
+from reme_mcp.daily import DayIndex, parse_date, parse_range
+from reme_mcp.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import ChunkHit, MemoryIndex, ranking
-from reme_mcp.intake import REQUEST_KEY, NoteInput, check_input, fold_name
+from reme_mcp.index.snippets import snippet
+from reme_mcp.intake import NoteInput, check_input
 from reme_mcp.ledger import Ledger
 from reme_mcp.models import (
+    DAILY_LIMIT,
+    DIRECTIONS,
+    MAX_QUERY_CHARS,
+    READ_MAX_CHARS,
+    SEARCH_LIMIT,
+    SEARCH_MAX_CHARS,
+    TRAVERSE_DEPTH,
     DailyListResult,
     DailyNote,
     Day,
-    GraphEdge,
-    GraphNode,
+    DoctorReport,
+    IndexReport,
     ReadResult,
+    ReindexResult,
     RememberResult,
     SearchHit,
     SearchResult,
     TraverseResult,
     shown_query,
 )
-from reme_mcp.workspace import MAX_INDEXED_BYTES, PRIVATE_DIRS, Workspace, is_text_file
+from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
 
-MAX_QUERY_CHARS = 10_000
-MAX_READ_CHARS = 12_000
-MAX_READ_BYTES = MAX_INDEXED_BYTES  # read holds the whole file in memory: a 100 MB log must not
-MAX_FOLDER_ENTRIES = 200
-MAX_NODES = 500
-Direction = Literal["forward", "backward", "both"]
+# read holds the whole file in memory: no larger file than the index would take.
+MAX_READ_BYTES = MAX_INDEXED_BYTES
+MIN_SNIPPET_CHARS = 80
 
 
 class Memory:
@@ -57,54 +58,41 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
-        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval)
-        self._note_meta: NoteMetaCache = {}
+        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval, home=settings.index_home)
+        self.days = DayIndex(self.ws)
+        swap.enable_leases()
 
     # ---- search ------------------------------------------------------------------------------
 
     def search(
         self,
         query: str,
-        limit: int = 5,
+        limit: int = SEARCH_LIMIT.default,
         start_date: str | None = None,
         end_date: str | None = None,
         path_prefix: str | None = None,
-        max_chars: int = 4000,
+        max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
-        if not 1 <= limit <= 50:
-            raise ReMeError(f"limit {limit} is out of range: use 1 to 50")
-        if max_chars < 100:
-            raise ReMeError(f"max_chars {max_chars} is too small: use at least 100")
+        SEARCH_LIMIT.check("limit", limit)
+        SEARCH_MAX_CHARS.check("max_chars", max_chars)
         start, end = parse_range(start_date, end_date)
         prefix = self._prefix(path_prefix) if path_prefix else None
-        text = query[:MAX_QUERY_CHARS]
         if not self.ws.root.is_dir():
             return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
-        tokens = self.index.query_tokens(text)  # analysed once: for the query and for the snippets
+        text = query[:MAX_QUERY_CHARS]
+        tokens = self.index.query_tokens(text)
         hits, total = self.index.search(tokens, limit, start, end, prefix, ranking.phrase_pairs(text))
         hits = [exchange.with_reply(hit, self.index.following) for hit in hits]
-        share = max(80, max_chars // max(1, len(hits)))
-        results: list[SearchHit] = []
-        truncated = False
-        for hit in hits:
-            snippet, cut = make_snippet(hit, tokens, share)
-            truncated |= cut
-            results.append(
-                SearchHit(
-                    path=hit.path,
-                    start_line=hit.start_line,
-                    end_line=hit.end_line,
-                    score=round(hit.score, 4),
-                    name=boundary.escape(hit.name) or None,
-                    description=boundary.escape(hit.description) or None,
-                    date=hit.date,
-                    snippet=boundary.wrap(snippet, "search"),
-                )
-            )
+        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+        terms = frozenset(tokens)
+        results = [_search_hit(hit, terms, share) for hit in hits]
         return SearchResult(
-            query=shown_query(query), results=results, total_hits=max(total, len(results)), truncated=truncated
+            query=shown_query(query),
+            results=[hit for hit, _ in results],
+            total_hits=max(total, len(results)),
+            truncated=any(cut for _, cut in results),
         )
 
     def _prefix(self, prefix: str) -> str:
@@ -119,185 +107,45 @@ class Memory:
         path: str,
         start_line: int | None = None,
         end_line: int | None = None,
-        max_chars: int = MAX_READ_CHARS,
+        max_chars: int = READ_MAX_CHARS.default,
     ) -> ReadResult:
         """A file, or some of its lines; JSONL dialogs read as one readable message per line."""
-        full = self.ws.contained_path(path)
-        rel = self.ws.relative(full)
-        if full.is_dir():
-            raise ReMeError(f"{rel} is a folder: use traverse to list it, or read one of its files")
-        if not full.is_file():
-            raise ReMeError(f"{rel} does not exist: search or traverse to find a file's path")
-        if max_chars < 100:
-            raise ReMeError(f"max_chars {max_chars} is too small: use at least 100")
-        if start_line is not None and start_line < 1:
-            raise ReMeError(f"start_line {start_line} is out of range: lines start at 1")
-        if end_line is not None and end_line < (start_line or 1):
-            raise ReMeError(f"end_line {end_line} is before start_line {start_line or 1}: give end_line >= start_line")
-        try:
-            size = full.stat().st_size
-            if size > MAX_READ_BYTES:
-                raise ReMeError(
-                    f"{rel} is {size // (1024 * 1024)} MB: files over {MAX_READ_BYTES // (1024 * 1024)} MB are not read; "
-                    "split it into smaller files to make it readable"
-                )
-            raw = full.read_bytes()
-        except OSError as exc:
-            raise ReMeError(f"{rel} cannot be read ({exc.strerror or exc.__class__.__name__})") from exc
-        if not is_text_file(full, raw[:4096]):
-            raise ReMeError(f"{rel} is a binary file ({len(raw)} bytes): only text files can be read")
-        text = raw.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        total = len(lines)
-        first = start_line or 1
-        if total == 0:
-            first = 1
-        elif first > total:
-            raise ReMeError(f"start_line {first} is past the end: {rel} has {total} lines")
-        last = min(end_line or total, total)
-        is_dialog = rel.endswith(".jsonl")
-        out: list[str] = []
-        size = 0
-        next_line = None
-        for number in range(first, last + 1):
-            line = lines[number - 1]
-            if is_dialog:
-                message = parse_message(line)
-                line = f"{number}: {message.render()}" if message else f"{number}: (no readable message)"
-            if size + len(line) + 1 > max_chars and out:
-                next_line = number
-                break
-            if len(line) > max_chars:
-                line = line[:max_chars] + "…"
-            out.append(line)
-            size += len(line) + 1
-        returned_last = first + len(out) - 1 if out else 0
-        meta = None
-        if rel.endswith((".md", ".markdown")):
-            found, _ = split_front_matter(text)
-            meta = json.loads(boundary.escape(json.dumps(found, ensure_ascii=False))) if found else None
+        READ_MAX_CHARS.check("max_chars", max_chars)
+        rel, text = self.ws.read_text(path, MAX_READ_BYTES)
+        window = text_window(text, start_line, end_line, max_chars, dialog=is_dialog(rel), shown_as=rel)
         return ReadResult(
             path=rel,
-            start_line=first,
-            end_line=returned_last,
-            total_lines=total,
-            content=boundary.wrap("\n".join(out), "read"),
-            metadata=meta,
-            truncated=next_line is not None,
-            next_line=next_line,
+            start_line=window.first,
+            end_line=window.last,
+            total_lines=window.total,
+            content=boundary.wrap("\n".join(window.lines), "read"),
+            metadata=_front_matter(text) if is_markdown(rel) else None,
+            truncated=window.next_line is not None,
+            next_line=window.next_line,
         )
 
     # ---- traverse ----------------------------------------------------------------------------
 
-    def traverse(self, path: str = "", depth: int = 1, direction: str = "forward") -> TraverseResult:
+    def traverse(
+        self, path: str = "", depth: int = TRAVERSE_DEPTH.default, direction: str = "forward"
+    ) -> TraverseResult:
         """Follow wikilinks from or to a file, or list a folder, down to `depth`."""
-        if not 1 <= depth <= 3:
-            raise ReMeError(f"depth {depth} is out of range: use 1, 2 or 3")
-        if direction not in ("forward", "backward", "both"):
+        TRAVERSE_DEPTH.check("depth", depth)
+        if direction not in DIRECTIONS:
             raise ReMeError(f"direction {direction!r} is not known: use forward, backward or both")
         full = self.ws.contained_path(path, allow_root=True)
         rel = self.ws.relative(full) if full != self.ws.root else ""
         if full.is_dir() or (rel == "" and not full.exists()):
-            return self._traverse_folder(full, rel, depth)
+            records = self.index.records() if self.ws.root.is_dir() else {}
+            return traverse.folder_tree(self.ws, full, rel, depth, records)
         if not full.is_file():
             raise ReMeError(f"{rel} does not exist: traverse a folder (or the root, path '') to find files")
-        return self._traverse_links(rel, depth, direction)  # type: ignore[arg-type]
-
-    def _node(self, path: str, depth: int) -> GraphNode:
-        record = self.index.records().get(path)
-        # A link target is a string from a file: only a path the walk would serve may be looked up.
-        exists = record is not None or self.ws.entry(path) is not None
-        return GraphNode(
-            path=path,
-            kind="file",
-            depth=depth,
-            name=boundary.escape(record.name) if record and record.name else None,
-            description=boundary.escape(record.description) if record and record.description else None,
-            exists=exists,
-        )
-
-    def _traverse_links(self, start: str, depth: int, direction: Direction) -> TraverseResult:
         self.index.sync()
-        records = self.index.records()
-        nodes = {start: self._node(start, 0)}
-        edges: list[GraphEdge] = []
-        seen_edges: set[tuple[str, str]] = set()  # a set: `in` over the edge models was quadratic
-        queue = deque([(start, 0)])
-        omitted = 0
-        while queue:
-            current, level = queue.popleft()
-            if level >= depth:
-                continue
-            neighbours: list[tuple[str, GraphEdge]] = []
-            if direction in ("forward", "both"):
-                record = records.get(current)
-                for target in record.links if record else ():
-                    neighbours.append((target, GraphEdge(source=current, target=target, kind="link")))
-            if direction in ("backward", "both"):
-                for source in self.index.backlinks(current):
-                    neighbours.append((source, GraphEdge(source=source, target=current, kind="link")))
-            for other, edge in neighbours:
-                if len(nodes) >= MAX_NODES and other not in nodes:
-                    omitted += 1
-                    continue
-                key = (edge.source, edge.target)
-                if key not in seen_edges:
-                    seen_edges.add(key)
-                    edges.append(edge)
-                if other not in nodes:
-                    nodes[other] = self._node(other, level + 1)
-                    if nodes[other].exists:
-                        queue.append((other, level + 1))
-        return TraverseResult(path=start, direction=direction, nodes=list(nodes.values()), edges=edges, omitted=omitted)
+        return traverse.link_graph(rel, depth, direction, self.index.records(), self._served)
 
-    def _traverse_folder(self, folder: Path, rel: str, depth: int) -> TraverseResult:
-        records = self.index.records() if self.ws.root.is_dir() else {}
-        nodes = [GraphNode(path=rel, kind="folder", depth=0)]
-        edges: list[GraphEdge] = []
-        omitted = 0
-        queue = deque([(folder, rel, 0)])
-        while queue:
-            current, current_rel, level = queue.popleft()
-            if level >= depth:
-                continue
-            try:
-                entries = sorted(
-                    (e for e in current.iterdir() if not e.name.startswith(".")),
-                    key=lambda e: (not e.is_dir(), e.name),
-                )
-            except OSError:
-                continue
-            if current == self.ws.root:
-                entries = [e for e in entries if e.name not in PRIVATE_DIRS]
-            for i, entry in enumerate(entries):
-                if i >= MAX_FOLDER_ENTRIES or len(nodes) >= MAX_NODES:
-                    omitted += len(entries) - i
-                    break
-                child = f"{current_rel}/{entry.name}" if current_rel else entry.name
-                try:
-                    inside = entry.resolve().is_relative_to(self.ws.root)
-                except (OSError, RuntimeError):
-                    inside = False
-                if not inside:
-                    continue
-                if entry.is_dir():
-                    nodes.append(GraphNode(path=child, kind="folder", depth=level + 1))
-                    queue.append((entry, child, level + 1))
-                else:
-                    record = records.get(child)
-                    nodes.append(
-                        GraphNode(
-                            path=child,
-                            kind="file",
-                            depth=level + 1,
-                            name=boundary.escape(record.name) if record and record.name else None,
-                            description=boundary.escape(record.description) if record and record.description else None,
-                        )
-                    )
-                edges.append(GraphEdge(source=current_rel, target=child, kind="contains"))
-        return TraverseResult(path=rel, nodes=nodes, edges=edges, omitted=omitted)
+    def _served(self, path: str) -> bool:
+        """Whether the walk would serve this path: a link target is a string from a file, never trusted."""
+        return self.ws.entry(path) is not None
 
     # ---- daily_list --------------------------------------------------------------------------
 
@@ -306,35 +154,35 @@ class Memory:
         date: str | None = None,
         start_date: str | None = None,
         end_date: str | None = None,
-        limit: int = 7,
+        limit: int = DAILY_LIMIT.default,
     ) -> DailyListResult:
         """The days that have notes, newest first, read from the notes themselves."""
-        if not 1 <= limit <= 366:
-            raise ReMeError(f"limit {limit} is out of range: use 1 to 366")
+        DAILY_LIMIT.check("limit", limit)
         if date is not None and (start_date or end_date):
             raise ReMeError("give either date or start_date/end_date, not both")
-        if date is not None:
-            day = parse_date(date) if date else self.settings.today().isoformat()
-            days = [day]
-        else:
-            start, end = parse_range(start_date, end_date)
-            days = [d for d in list_note_days(self.ws) if (not start or d >= start) and (not end or d <= end)]
         out: list[Day] = []
-        for day in days:
+        for day in self._days(date, start_date, end_date):
             notes = [
                 DailyNote(
                     path=n.path,
-                    name=boundary.escape(meta_text(n.meta, "name")) or None,
-                    description=boundary.escape(meta_text(n.meta, "description")) or None,
+                    name=escaped(meta_text(n.meta, "name")),
+                    description=escaped(meta_text(n.meta, "description")),
                     session_id=meta_text(n.meta, "session_id") or None,
                 )
-                for n in read_day_notes(self.ws, day, self._note_meta)
+                for n in self.days.notes(day)
             ]
             if notes or date is not None:
                 out.append(Day(date=day, notes=notes))
             if len(out) >= limit:
                 break
         return DailyListResult(days=out)
+
+    def _days(self, date: str | None, start_date: str | None, end_date: str | None) -> list[str]:
+        """One asked-for day ("" is today), or the days with notes in a range, newest first."""
+        if date is not None:
+            return [parse_date(date) if date else self.settings.today().isoformat()]
+        start, end = parse_range(start_date, end_date)
+        return [d for d in self.days.days() if (not start or d >= start) and (not end or d <= end)]
 
     # ---- remember ----------------------------------------------------------------------------
 
@@ -368,27 +216,16 @@ class Memory:
             raise ReMeError(os_error_line(exc, "remember")) from exc
 
     def _remember(self, note: NoteInput) -> RememberResult:
-        day = note.day
-        folder = self.ws.layout_path(f"daily/{day}/x.md").parent
         # The new note is indexed after the write lock is released: the lock covers only the
         # duplicate checks and the file writes, so concurrent writers queue for milliseconds,
-        # and their index commits are shared (index.write_files_shared).
+        # and their index commits are shared (MemoryIndex.write_files_shared).
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
-                prev_day = previous.split("/")[1]
-                day_index = self._finish(previous, prev_day, note, after_write=False)
+                day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
                 return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
-            self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
-            self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
-            meta: dict[str, object] = {"name": note.stem, "description": note.description}
-            if note.tags:
-                meta["tags"] = note.tags
-            if note.request_hash:
-                meta[REQUEST_KEY] = note.request_hash
-            target = self._write_unique(folder, note.stem, meta, note.content)
-            rel = f"daily/{day}/{target.name}"
-            day_index = self._finish(rel, day, note, after_write=True)
+            rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
+            day_index = self._finish(rel, note.day, note, after_write=True)
         try:
             self.index.write_files_shared([rel, day_index])
         except OSError as exc:
@@ -400,13 +237,9 @@ class Memory:
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
-        for info in read_day_notes(self.ws, note.day, self._note_meta):
-            if note.request_hash and info.meta.get(REQUEST_KEY) == note.request_hash:
-                return info.path
-        for info in read_day_notes(self.ws, note.day, self._note_meta):
-            if info.body_hash == note.digest:
-                return info.path
-        found = self.ledger.request(note.request_hash) if note.request_hash else None
+        found = self.days.find(note.day, note.request_hash, note.digest)
+        if found is None and note.request_hash:
+            found = self.ledger.request(note.request_hash)
         found = found or self.ledger.body(note.digest)
         if found is None:
             indexed = self.index.find_body(note.digest)
@@ -416,7 +249,7 @@ class Memory:
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
         """The steps after the note: day index and ledger; a failure names the stored note."""
         try:
-            day_index = self.ws.relative(refresh_day_index(self.ws, day, self._note_meta))
+            day_index = self.days.refresh(day)
             self.ledger.record_request(note.request_hash, rel)
             self.ledger.record_body(note.digest, rel)
         except (OSError, ReMeError) as exc:
@@ -427,44 +260,86 @@ class Memory:
             ) from exc
         return day_index
 
-    def _write_unique(self, folder: Path, stem: str, meta: dict[str, object], content: str) -> Path:
-        """Write under the first free name (stem, stem-2, ...): an existing note is never overwritten.
+    # ---- upkeep ------------------------------------------------------------------------------
 
-        A name taken by a case or Unicode-normalisation twin counts as taken: on macOS and
-        Windows they are the same file.
-        """
-        try:
-            taken = {fold_name(p.name) for p in folder.iterdir()}
-        except FileNotFoundError:
-            taken = set()
-        except NotADirectoryError as exc:
-            raise ReMeError(
-                f"daily/{folder.name} is a file, not a folder: move it away so notes can be written"
-            ) from exc
-        for n in range(1, 10_000):
-            candidate = stem if n == 1 else f"{stem[: 80 - len(str(n)) - 1]}-{n}"
-            target = folder / f"{candidate}.md"
-            if fold_name(target.name) in taken or os.path.lexists(target):
-                continue
-            try:
-                self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)
-            except FileExistsError:
-                continue
-            return target
-        raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")
+    def warm_up(self) -> None:
+        """Open and sync the index and sweep a killed writer's leftovers, so the first call is fast."""
+        if self.ws.root.is_dir():
+            self.index.sync(force=True)
+            self.ledger.sweep()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexResult:
+        """Rebuild the index from the files; `progress(done, total)` is told of each file."""
+        if not self.ws.root.is_dir():
+            raise ReMeError(f"no workspace at {self.ws.root}: nothing to index")
+        files = 0
+
+        def counted(done: int, total: int) -> None:
+            nonlocal files
+            files = done
+            if progress is not None:
+                progress(done, total)
+
+        chunks = self.index.rebuild(progress=counted)
+        return ReindexResult(files=files, chunks=chunks, directory=str(self.index.directory))
+
+    def doctor(self) -> DoctorReport:
+        """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
+        from reme_mcp.ingest.cursors import cursor_summary
+
+        exists = self.ws.root.is_dir()
+        kinds = Counter(file_kind(entry.path) for entry in self.ws.walk())
+        return DoctorReport(
+            workspace=str(self.settings.workspace),
+            workspace_exists=exists,
+            timezone=str(self.settings.timezone),
+            today=self.settings.today().isoformat(),
+            files_by_kind=dict(sorted(kinds.items())),
+            version=__version__,
+            index=self._index_report() if exists else None,
+            ingest=cursor_summary(self.ws) or "off (no source imported; see reme-mcp ingest sources)",
+        )
+
+    def _index_report(self) -> IndexReport:
+        state = self.index.state()
+        return IndexReport(
+            directory=str(state.directory),
+            exists=state.exists,
+            files=state.files,
+            chunks=state.chunks,
+            stale_files=state.stale,
+            files_without_text=state.skipped,
+        )
+
+    def follow(self, sources: Collection[str]) -> threading.Event:
+        """Import these hosts' session logs into memory in the background; set the event to stop."""
+        from reme_mcp.ingest.runner import start_background
+
+        return start_background(self.ws, list(sources), at_most=0.0)
 
 
-def make_snippet(hit: ChunkHit, tokens: list[str], budget: int) -> tuple[str, bool]:
-    """The chunk's text cut to `budget` characters around the first query term it contains."""
-    text = hit.content
-    if len(text) <= budget:
-        return text, False
-    lowered = text.lower()
-    positions = [p for t in tokens if (p := lowered.find(t.lower())) >= 0]
-    anchor = min(positions) if positions else 0
-    start = max(0, min(anchor - budget // 4, len(text) - budget))
-    piece = text[start : start + budget]
-    return ("…" if start else "") + piece + ("…" if start + budget < len(text) else ""), True
+def _search_hit(hit: ChunkHit, terms: Collection[str], budget: int) -> tuple[SearchHit, bool]:
+    """A hit as the search result shows it, and whether its snippet was cut to the budget."""
+    text, cut = snippet(hit.content, terms, budget)
+    return (
+        SearchHit(
+            path=hit.path,
+            start_line=hit.start_line,
+            end_line=hit.end_line,
+            score=round(hit.score, 4),
+            name=escaped(hit.name),
+            description=escaped(hit.description),
+            date=hit.date,
+            snippet=boundary.wrap(text, "search"),
+        ),
+        cut,
+    )
 
 
-__all__ = ["Memory", "make_snippet"]
+def _front_matter(text: str) -> dict[str, Any] | None:
+    """A Markdown file's front matter with every string in it escaped for the boundary."""
+    found, _ = split_front_matter(text)
+    return json.loads(boundary.escape(json.dumps(found, ensure_ascii=False))) if found else None
+
+
+__all__ = ["Memory"]

@@ -1,7 +1,8 @@
-"""The typed results of the five memory operations (each becomes a tool's output schema).
+"""The contract of the memory operations: each one's limits (from `limits`), and its typed result.
 
-Each model also renders itself as compact text for clients that read only text.
-Memory text in these models is already escaped or wrapped in the <reme-context> boundary.
+Each result model becomes a tool's output schema and renders itself as compact text for
+clients that read only text. Memory text in these models is already escaped or wrapped
+in the <reme-context> boundary.
 """
 
 from __future__ import annotations
@@ -10,9 +11,56 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reme_mcp.boundary import inside, one_line
+from reme_mcp.boundary import inside, one_line, wrap
+from reme_mcp.limits import (
+    DAILY_LIMIT,
+    DIRECTIONS,
+    MAX_DATE_CHARS,
+    MAX_DESCRIPTION_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_SHOWN,
+    MAX_REQUEST_ID_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    READ_MAX_CHARS,
+    SEARCH_LIMIT,
+    SEARCH_MAX_CHARS,
+    TRAVERSE_DEPTH,
+    Direction,
+    Limit,
+)
 
-MAX_QUERY_SHOWN = 200  # a query is the caller's own text: echo enough to recognise it, not all of it
+__all__ = [
+    "DAILY_LIMIT",
+    "DIRECTIONS",
+    "MAX_DATE_CHARS",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_SHOWN",
+    "MAX_REQUEST_ID_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "READ_MAX_CHARS",
+    "SEARCH_LIMIT",
+    "SEARCH_MAX_CHARS",
+    "TRAVERSE_DEPTH",
+    "DailyListResult",
+    "DailyNote",
+    "Day",
+    "Direction",
+    "DoctorReport",
+    "GraphEdge",
+    "GraphNode",
+    "IndexReport",
+    "Limit",
+    "ReadResult",
+    "ReindexResult",
+    "RememberResult",
+    "SearchHit",
+    "SearchResult",
+    "TraverseResult",
+    "shown_query",
+]
 
 
 def shown_query(query: str) -> str:
@@ -85,7 +133,7 @@ class GraphEdge(BaseModel):
 
 class TraverseResult(BaseModel):
     path: str
-    direction: Literal["forward", "backward", "both"] | None = None
+    direction: Direction | None = None
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     omitted: int = Field(default=0, description="Entries left out to keep the answer bounded.")
@@ -102,7 +150,8 @@ class TraverseResult(BaseModel):
                 lines.append(f"link: {edge.source} -> {edge.target}")
         if self.omitted:
             lines.append(f"({self.omitted} more entries left out)")
-        return "\n".join(lines)
+        # Paths, names and descriptions all come from the workspace: the whole answer is memory text.
+        return wrap("\n".join(lines), "traverse")
 
 
 class DailyNote(BaseModel):
@@ -122,14 +171,14 @@ class DailyListResult(BaseModel):
 
     def render(self) -> str:
         if not self.days:
-            return "No daily notes in that range."
+            return wrap("No daily notes in that range.", "daily_list")
         lines: list[str] = []
         for day in self.days:
             lines.append(f"{day.date}: {len(day.notes)} note(s)")
             for note in day.notes:
                 label = " - ".join(x for x in (note.name, note.description) if x)
                 lines.append(f"  {note.path} {label}".rstrip())
-        return "\n".join(lines)
+        return wrap("\n".join(lines), "daily_list")
 
 
 class RememberResult(BaseModel):
@@ -142,3 +191,44 @@ class RememberResult(BaseModel):
         if self.created:
             return f"Stored {one_line(self.path)} (day index {one_line(self.day_index)} refreshed)."
         return f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
+
+
+class IndexReport(BaseModel):
+    directory: str = Field(description="Where the index is kept.")
+    exists: bool
+    files: int = Field(description="Files the index holds.")
+    chunks: int = Field(description="Searchable chunks in all.")
+    stale_files: int = Field(description="Files that changed since they were indexed (the next search syncs them).")
+    files_without_text: int = Field(description="Files listed but not searchable (binary or too big).")
+
+
+class DoctorReport(BaseModel):
+    """The workspace, its files by kind, the index's state and the configuration."""
+
+    workspace: str
+    workspace_exists: bool
+    timezone: str
+    today: str
+    files_by_kind: dict[str, int]
+    version: str
+    index: IndexReport | None = Field(default=None, description="Absent when there is no workspace yet.")
+    ingest: dict[str, Any] | str = Field(description="Each followed source's cursor, or why ingest is off.")
+
+    def render(self) -> str:
+        lines: list[str] = []
+        for key, value in self.model_dump(exclude_none=True).items():
+            if isinstance(value, dict):
+                lines.append(f"{key}:")
+                lines.extend(f"  {k}: {v}" for k, v in value.items())
+            else:
+                lines.append(f"{key}: {value}")
+        return "\n".join(lines)
+
+
+class ReindexResult(BaseModel):
+    files: int
+    chunks: int
+    directory: str
+
+    def render(self) -> str:
+        return f"indexed {self.files} files, {self.chunks} chunks into {self.directory}"

@@ -4,7 +4,8 @@ The front owns the process's stdin and stdout. It passes every client line on to
 SDK (running in a thread over a pair of pipes) and every SDK line back to the client;
 until the SDK has spoken, it also answers `initialize`, `tools/list` and
 `server/discover` from the SDK's recorded answers (reme_mcp/handshake.py), and drops the
-SDK's later copy of those answers. SIGINT and SIGTERM end the process at once: the
+SDK's later copy of those answers. Lines the SDK would leave unanswered get a JSON-RPC
+error from reme_mcp/wire.py instead. SIGINT and SIGTERM end the process at once: the
 workspace is written atomically, so there is nothing to tidy up.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from reme_mcp import handshake
+from reme_mcp import handshake, wire
 from reme_mcp.config import Settings
 
 if TYPE_CHECKING:
@@ -138,6 +139,10 @@ def serve(settings: Settings) -> None:
     _start(pump, "reme-pump")
     with os.fdopen(sdk_in_w, "wb") as to_sdk:
         for line in iter(wire_in.readline, b""):
+            refused = wire.refusal(line)
+            if refused is not None:
+                send(refused)
+                continue
             if answers is not None and not sdk_spoke.is_set():
                 early = answers.reply(line)
                 if early is not None:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from filelock import FileLock, Timeout
 
@@ -175,6 +175,32 @@ class Workspace:
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    def read_text(self, path: str, max_bytes: int = MAX_INDEXED_BYTES) -> tuple[str, str]:
+        """A served file's workspace-relative path and its text (invalid UTF-8 replaced).
+
+        One clear line instead when the path is a folder, missing, over `max_bytes` (the whole
+        file is held in memory: a 100 MB log must not be), unreadable, or binary.
+        """
+        full = self.contained_path(path)
+        rel = self.relative(full)
+        if full.is_dir():
+            raise ReMeError(f"{rel} is a folder: use traverse to list it, or read one of its files")
+        if not full.is_file():
+            raise ReMeError(f"{rel} does not exist: search or traverse to find a file's path")
+        try:
+            size = full.stat().st_size
+            if size > max_bytes:
+                raise ReMeError(
+                    f"{rel} is {size // (1024 * 1024)} MB: files over {max_bytes // (1024 * 1024)} MB are not read; "
+                    "split it into smaller files to make it readable"
+                )
+            raw = full.read_bytes()
+        except OSError as exc:
+            raise ReMeError(f"{rel} cannot be read ({exc.strerror or exc.__class__.__name__})") from exc
+        if not is_text_file(full, raw[:4096]):
+            raise ReMeError(f"{rel} is a binary file ({len(raw)} bytes): only text files can be read")
+        return rel, raw.decode("utf-8", errors="replace")
+
     # ---- the walk ----------------------------------------------------------------------------
 
     def walk(
@@ -278,40 +304,7 @@ class Workspace:
                 os.unlink(tmp)
             raise
         if durable:
-            _fsync_dir(target.parent)
-
-    def exchange(self, target: Path, data: str) -> bytes | None:
-        """Put `data` at `target` in one atomic swap and return what the swap took out (None: nothing).
-
-        A compare-and-swap for files other programs edit: the caller compares what was
-        taken out with what it read, and merges again when someone saved in between.
-        Where the kernel cannot swap (not Linux, an old kernel or file system), a read
-        just before a plain rename stands in for it, which leaves a window of microseconds.
-        """
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            if _rename_exchange(tmp, target):
-                old = read_regular(tmp, str(target.name))
-            else:
-                try:
-                    old = read_regular(target, str(target.name))
-                except FileNotFoundError:
-                    old = None
-                if old is None:
-                    os.link(tmp, target)  # FileExistsError when it appeared meanwhile: the caller re-reads
-                else:
-                    os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        _fsync_dir(target.parent)
-        return old
+            fsync_dir(target.parent)
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
@@ -387,8 +380,8 @@ def _thread_lock(key: str) -> threading.Lock:
         return found
 
 
-def read_regular(path: Path, shown_as: str) -> bytes:
-    """A file's bytes, refusing links, folders, FIFOs and devices with one clear line each."""
+def open_regular(path: Path, shown_as: str) -> BinaryIO:
+    """A file opened for reading, refusing links, folders, FIFOs and devices with one clear line each."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -397,9 +390,16 @@ def read_regular(path: Path, shown_as: str) -> bytes:
                 f"{shown_as} is a symbolic link: reme-mcp does not follow or replace it; remove it"
             ) from exc
         raise
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise ReMeError(f"{shown_as} is not a regular file (a folder or a device?): move it away")
+    return fh
+
+
+def read_regular(path: Path, shown_as: str) -> bytes:
+    """A file's bytes, refusing links, folders, FIFOs and devices with one clear line each."""
+    with open_regular(path, shown_as) as fh:
         return fh.read()
 
 
@@ -415,7 +415,7 @@ def _renameat2() -> Any:
         return None
 
 
-def _rename_exchange(a: Path, b: Path) -> bool:
+def rename_exchange(a: Path, b: Path) -> bool:
     """Swap two names atomically (Linux renameat2); False when the kernel or file system cannot."""
     call = _renameat2()
     if call is None:
@@ -428,7 +428,7 @@ def _rename_exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make a rename durable: without this a power cut can undo it."""
     try:
         fd = os.open(folder, os.O_RDONLY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,15 @@ from reme_mcp.config import Settings, load_settings
 from reme_mcp.memory import Memory
 
 DAY = "2026-11-28"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Indexes live outside the workspace (index/home.py): keep the test run's out of ~/.cache.
+
+    Set in the environment, so the servers and hosts the tests start use it too.
+    """
+    os.environ["REME_INDEX_DIR"] = str(tmp_path_factory.mktemp("index-home"))
 
 
 def write(root: Path, rel: str, text: str) -> Path:

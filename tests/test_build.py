@@ -1,7 +1,7 @@
 """The bulk build (reme_mcp.index.build) writes exactly the index a plain Whoosh writer writes.
 
-The baseline is bench/perf.py's `plain_whoosh_build`: the same schema and the
-same documents through one plain `ix.writer()`. Indexes are compared through
+The baseline is `plain_whoosh_build` below: the same schema and the same
+documents through one plain `ix.writer()`. Indexes are compared through
 everything a search can see: documents, stored fields, every term's postings
 (weights and values), term statistics, field lengths per document and in total.
 Documents are keyed by chunk_id, since a multi-segment build numbers them differently.
@@ -10,8 +10,8 @@ Documents are keyed by chunk_id, since a multi-segment build numbers them differ
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import pickle
+import random
 import shutil
 import signal
 import subprocess
@@ -27,14 +27,87 @@ from whoosh.fields import TEXT, Schema
 
 from reme_mcp.index import build as build_module
 from reme_mcp.index.build import build_index
-from reme_mcp.index.schema import build_schema
+from reme_mcp.index.schema import build_schema, file_documents
 from reme_mcp.workspace import Workspace
 from tests.conftest import message, write
 
-_spec = importlib.util.spec_from_file_location("perf", Path(__file__).resolve().parent.parent / "bench" / "perf.py")
-assert _spec is not None and _spec.loader is not None
-perf = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(perf)
+WORDS = {
+    "en": [
+        "deploy",
+        "service",
+        "backend",
+        "cache",
+        "harbour",
+        "lease",
+        "billing",
+        "garden",
+        "rosa",
+        "race",
+        "backup",
+        "token",
+        "queue",
+        "river",
+    ],
+    "zh": [
+        "部署",
+        "服务",
+        "数据库",
+        "迁移",
+        "计费",
+        "花园",
+        "备份",
+        "队列",
+        "河流",
+        "周五",
+        "猫",
+        "小白",
+        "项目",
+        "口令",
+    ],
+}
+
+
+def generate_workspace(root: Path, days: int, seed: int = 7) -> None:
+    """A ReMe workspace of daily notes, day indexes and dialogs in English, Chinese and both."""
+    rng = random.Random(seed)
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(WORDS[rng.choice(["en", "zh"])]) for _ in range(n))
+
+    for d in range(days):
+        day = f"2026-10-{d + 1:02d}"
+        lines = []
+        for n in range(3):
+            name = f"note-{d}-{n}"
+            body = f"{text(40)}\n\n## Details\n\n{text(60)}\n\nSee [[session/dialog/s{d}.jsonl]].\n"
+            write(root, f"daily/{day}/{name}.md", f"---\nname: {name}\ndescription: {text(6)}\n---\n{body}")
+            lines.append(f"- [[daily/{day}/{name}.md]] name: {name}")
+        block = "\n".join(["<!-- notes:auto -->", *lines, "<!-- /notes:auto -->"])
+        write(
+            root, f"daily/{day}.md", f"---\nname: '{day}'\ndescription: 3 note(s) today.\n---\n{text(8)}\n\n{block}\n"
+        )
+        turns = [
+            message(f"s{d}m{i}", role, role, text(rng.randint(3, 30)), f"{day}T10:{i:02d}:00+08:00")
+            for i, role in enumerate(["user", "assistant"] * 12)
+        ]
+        write(root, f"session/dialog/s{d}.jsonl", "\n".join(turns) + "\n")
+
+
+def plain_whoosh_build(ws_root: Path, target: Path) -> int:
+    """The same schema and documents through one plain `ix.writer()`, in one process."""
+    ws = Workspace(ws_root)
+    target.mkdir(parents=True)
+    ix = whoosh_index.create_in(str(target), build_schema())
+    writer = ix.writer()
+    chunks = 0
+    for entry in ws.walk():
+        for doc in file_documents(ws, entry.path):
+            writer.add_document(**doc)
+            chunks += doc["kind"] != "__file__"
+    writer.commit()
+    ix.close()
+    return chunks
+
 
 SCORABLE = [name for name in build_schema().names() if build_schema()[name].scorable]
 
@@ -82,7 +155,7 @@ def add_odd_files(root: Path) -> None:
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("build") / "ws"
-    perf.generate_workspace(root, 400)
+    generate_workspace(root, 12)
     add_odd_files(root)
     return root
 
@@ -90,7 +163,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def plain(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plain") / "index"
-    perf.plain_whoosh_build(workspace, target)
+    plain_whoosh_build(workspace, target)
     return target
 
 

@@ -47,6 +47,19 @@ def test_search_reindex_doctor_on_a_reme_workspace(tmp_path: Path) -> None:
     assert data["index"]["stale_files"] == 1
 
 
+def test_search_takes_the_same_max_chars_as_the_tool(tmp_path: Path) -> None:
+    root = make_reme_workspace(tmp_path / "ws")
+    (root / "digest/wiki/long.md").write_text("# Long\n\n" + "filler words here. " * 100 + "walrus at the end.\n")
+    runner = CliRunner()
+    found = runner.invoke(cli, ["search", "walrus", "-w", str(root), "--max-chars", "120", "--json"])
+    assert found.exit_code == 0, found.output
+    data = json.loads(found.output)
+    inner = "\n".join(data["results"][0]["snippet"].split("\n")[2:-1])
+    assert data["truncated"] and "walrus" in inner and len(inner) <= 122  # the budget plus two ellipses
+    refused = runner.invoke(cli, ["search", "Go", "-w", str(root), "--max-chars", "99"])
+    assert refused.exit_code == 2 and "100<=x<=100000" in refused.output
+
+
 def test_bad_input_is_one_line_on_stderr(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["search", "x", "-w", str(tmp_path), "--start-date", "nope"])
     assert result.exit_code == 1

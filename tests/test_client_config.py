@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -190,3 +191,21 @@ def test_every_printed_snippet_starts_a_server_with_five_tools(tmp_path: Path) -
         listed = list(pool.map(_handshake, commands))
     for client, tools in zip(ALL_CLIENTS, listed, strict=True):
         assert sorted(tools) == ["daily_list", "read", "remember", "search", "traverse"], client
+
+
+@pytest.mark.parametrize("client", ["openclaw", "hermes"])
+def test_a_chosen_time_zone_travels_in_the_snippet_not_in_the_hosts_environment(client: str, workspace: Path) -> None:
+    # OpenClaw and Hermes drop REME_TIMEZONE from the environment they start servers with.
+    shell = {**os.environ, "REME_TIMEZONE": "Pacific/Kiritimati"}
+    argv = [sys.executable, "-m", "reme_mcp", "config", client, "--workspace", str(workspace)]
+    printed = subprocess.run(argv, env=shell, capture_output=True, text=True, timeout=60, check=True).stdout
+    entry = _server_entry(client, _parse(client, printed))
+    assert entry["args"][-2:] == ["--timezone", "Pacific/Kiritimati"]
+    host_env = {key: os.environ[key] for key in ("HOME", "PATH") if key in os.environ}
+    doctor = [*_argv(client, entry), "doctor"]
+    report = subprocess.run(doctor, env=host_env, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "timezone: Pacific/Kiritimati" in report
+    # Without a chosen zone the snippet adds none: the server's own default (the local zone) applies.
+    unset = {key: value for key, value in os.environ.items() if key != "REME_TIMEZONE"}
+    plain = subprocess.run(argv, env=unset, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "--timezone" not in plain

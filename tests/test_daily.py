@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.daily import (
+    REQUEST_KEY,
+    DayIndex,
     NoteInfo,
     check_note_name,
     derive_name,
@@ -77,3 +79,19 @@ def test_missing_block_is_appended_after_body(tmp_path: Path) -> None:
     text = render_day_index("2026-11-28", [], existing)
     assert text.endswith("Only my words.\n\n<!-- notes:auto -->\n(none)\n<!-- /notes:auto -->")
     assert "description: No notes today." in text
+
+
+def test_day_index_finds_a_note_by_request_before_content_and_never_overwrites(tmp_path: Path) -> None:
+    days = DayIndex(Workspace(tmp_path))
+    first = days.write_note("2026-11-28", "Deploys", {"description": "d", REQUEST_KEY: "sha256:r1"}, "Same body.")
+    second = days.write_note("2026-11-28", "deploys", {"description": "d"}, "Same body.")
+    assert (first, second) == ("daily/2026-11-28/Deploys.md", "daily/2026-11-28/deploys-2.md")  # a case twin is taken
+    notes = days.notes("2026-11-28")
+    assert [n.path for n in notes] == [first, second]
+    assert days.find("2026-11-28", "sha256:r1", notes[1].body_hash) == first
+    assert days.find("2026-11-28", "sha256:other", notes[1].body_hash) == first  # by body: the first holding it
+    assert days.find("2026-11-28", None, "0" * 64) is None
+    assert days.refresh("2026-11-28") == "daily/2026-11-28.md"
+    assert days.days() == ["2026-11-28"]
+    meta, _ = split_front_matter((tmp_path / second).read_text(encoding="utf-8"))
+    assert meta["name"] == "deploys-2"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from reme_mcp.documents import (
     chunk_markdown,
     parse_dialog,
     parse_markdown,
     parse_message,
     split_front_matter,
+    text_window,
     wikilinks,
 )
+from reme_mcp.errors import ReMeError
 
 
 def test_front_matter_and_body_start() -> None:
@@ -70,3 +74,34 @@ def test_message_render_is_readable() -> None:
 def test_wikilinks_strip_anchors_and_aliases() -> None:
     text = "see [[daily/2026-11-28/a.md#L9-L10]] and [[digest/wiki/b.md|B]] and [[daily/2026-11-28/a.md]] [[ ]]"
     assert wikilinks(text) == ["daily/2026-11-28/a.md", "digest/wiki/b.md"]
+
+
+def test_text_window_stops_before_the_budget_and_says_where_to_go_on() -> None:
+    text = "".join(f"line {i}\n" for i in range(1, 11))
+    window = text_window(text, 3, None, 21, dialog=False, shown_as="a.txt")  # 7 characters a line
+    assert window.lines == ["line 3", "line 4", "line 5"] and (window.first, window.last) == (3, 5)
+    assert window.next_line == 6 and window.total == 10
+    assert text_window(text, 3, None, 20, dialog=False, shown_as="a.txt").next_line == 5
+    whole = text_window(text, None, 4, 10_000, dialog=False, shown_as="a.txt")
+    assert whole.lines == ["line 1", "line 2", "line 3", "line 4"] and whole.next_line is None
+
+
+def test_text_window_always_moves_on_and_numbers_dialog_lines_as_the_file_does() -> None:
+    long = text_window("x" * 500 + "\nnext\n", None, None, 100, dialog=False, shown_as="a.txt")
+    assert long.lines == ["x" * 100 + "…"] and long.next_line == 2
+    dialog = '{"role": "user", "name": "Ann", "content": "Hi"}\nnot json\n'
+    assert text_window(dialog, None, None, 1000, dialog=True, shown_as="d.jsonl").lines == [
+        "1: Ann (user): Hi",
+        "2: (no readable message)",
+    ]
+    empty = text_window("", None, None, 100, dialog=False, shown_as="e.txt")
+    assert (empty.first, empty.last, empty.total, empty.lines) == (1, 0, 0, [])
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [(0, None, "lines start at 1"), (5, 2, "before start_line"), (99, None, "past the end: a.txt has 2 lines")],
+)
+def test_text_window_refuses_impossible_ranges(start: int, end: int | None, message: str) -> None:
+    with pytest.raises(ReMeError, match=message):
+        text_window("a\nb\n", start, end, 100, dialog=False, shown_as="a.txt")

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command
 from tests.hosts.cache import npm_bin, npm_packages, python_venv
-from tests.hosts.chat_completions import AUX_MODEL, MODEL_ID, serve_chat_completions
+from tests.hosts.chat_completions import AUX_MODEL, MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
 
 OPENCODE = "1.18.33"
-SKILLS = Path(__file__).resolve().parents[1] / "skills"
 
 pytestmark = pytest.mark.node
 
@@ -50,10 +48,13 @@ def test_opencode_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Pa
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        # No internet: the models.dev catalog is not fetched. OpenCode finds the project by PWD.
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "PWD": str(project),
     }
     # The docs' route: the project's opencode.json is the snippet `reme-mcp config opencode` prints.
     config = json.loads(reme_command("opencode", workspace))
-    shutil.copytree(SKILLS / "reme-memory", project / ".opencode" / "skills" / "reme-memory")
+    assert install_skill("opencode", home, cwd=project) == project / ".opencode" / "skills" / "reme-memory"
 
     with serve_chat_completions() as server:
         models = {MODEL_ID: {"name": "scripted"}, AUX_MODEL: {"name": "titles"}}
@@ -74,3 +75,9 @@ def test_opencode_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Pa
             done = _opencode(env, project, "run", prompt)
             assert done.returncode == 0, done.stdout + done.stderr
         assert_remembered_then_found(server.script)
+        first = next(body for body in request_bodies(server) if body.get("model") == MODEL_ID)
+    # The skill reaches the model: the skill tool is offered and the system prompt lists reme-memory
+    # among its available skills.
+    assert "skill" in [tool["function"]["name"] for tool in first["tools"]]
+    system = json.dumps([m for m in first["messages"] if m.get("role") == "system"], ensure_ascii=False)
+    assert "available_skills" in system and "reme-memory" in system, system[:2000]

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command
 from tests.hosts.cache import node_bin, npm_bin, npm_packages
 from tests.hosts.chat_completions import MODEL_ID, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
 
 PI = "1.6.0"
-SKILLS = Path(__file__).resolve().parents[1] / "skills"
 
 pytestmark = pytest.mark.node
 
@@ -60,8 +59,7 @@ def test_pi_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) ->
     assert "reme: connected, 5 tools (direct, global)" in listed.stdout
     assert "tools: search, read, traverse, daily_list, remember" in listed.stdout
 
-    (agent / "skills").mkdir(parents=True)
-    subprocess.run(["cp", "-r", str(SKILLS / "reme-memory"), str(agent / "skills")], check=True)
+    assert install_skill("pi", home) == agent / "skills" / "reme-memory"
 
     with serve_chat_completions() as server:
         provider = {"baseUrl": server.url + "/v1", "api": "openai-completions", "apiKey": "none"}
@@ -75,6 +73,6 @@ def test_pi_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) ->
 
     # Pi lists the skill to the model in the system prompt of each session.
     system = json.dumps(bodies[0]["messages"][0], ensure_ascii=False)
-    assert "reme-memory" in system, system[:2000]
+    assert "<available_skills>" in system and "<name>reme-memory</name>" in system, system[:2000]
     sessions = sorted((agent / "sessions").glob("*/*.jsonl"))
     assert len(sessions) == 2, sessions

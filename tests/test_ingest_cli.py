@@ -118,12 +118,14 @@ def test_watch_follows_stops_on_sigterm_and_resumes_from_its_cursors(tmp_path: P
     assert len(lines()) == 7  # resumed from the cursor: nothing twice
 
 
-async def test_server_follows_a_host_in_the_background_without_delaying_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize("asked_by", ["REME_INGEST", "--ingest"])
+async def test_server_follows_a_host_in_the_background_without_delaying_tools(tmp_path: Path, asked_by: str) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     layout = LAYOUTS["pi"]
     log = layout.install(home)
-    env = {**_env(home), "REME_INGEST": "pi"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp", "-w", str(ws)], env=env)
+    env = {**_env(home), "REME_INGEST": "pi"} if asked_by == "REME_INGEST" else _env(home)
+    flag = ["--ingest", "pi"] if asked_by == "--ingest" else []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp", *flag, "-w", str(ws)], env=env)
     async with Client(params, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
         assert {tool.name for tool in tools.tools} >= {"search", "remember"}
@@ -151,3 +153,52 @@ def _wait(condition: object, timeout: float = 20.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting")
+
+
+def test_a_long_history_shared_out_to_workers_imports_what_one_process_does(tmp_path: Path) -> None:
+    """Past WORTH_SHARING logs a backfill can use worker processes: same dialogs, cursors kept, a rerun adds nothing."""
+    from reme_mcp.ingest.runner import Importer
+    from reme_mcp.ingest.shares import WORTH_SHARING
+    from reme_mcp.ingest.sources import get_source
+    from reme_mcp.workspace import Workspace
+
+    home = tmp_path / "home"
+    layout = LAYOUTS["claude-code"]
+    first = layout.install(home)
+    template = first.read_text(encoding="utf-8")
+    for k in range(WORTH_SHARING + 60):
+        log = first.parent / f"copy-{k:04d}.jsonl"
+        log.write_text(template.replace("1b7e0c52", f"{k:08x}") + layout.line(f"Copy {k} fact zqcopy{k}.", k % 60))
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    logs = home / ".claude" / "projects"
+    two = Importer(Workspace(shared), get_source("claude-code"), logs).run_once(processes=2)
+    tally = Importer(Workspace(alone), get_source("claude-code"), logs).run_once(processes=1)
+    assert two.line() == tally.line()
+    assert tally.sessions == WORTH_SHARING + 61
+    files = sorted(p.relative_to(shared) for p in (shared / "session").rglob("*.jsonl"))
+    assert files == sorted(p.relative_to(alone) for p in (alone / "session").rglob("*.jsonl"))
+    assert all((shared / f).read_bytes() == (alone / f).read_bytes() for f in files)
+    again = _run(home, "ingest", "backfill", "claude-code", "-q", "-w", str(shared))
+    assert "imported 0 session(s), 0 message(s)" in again.stdout, again.stdout
+    sources = _run(home, "ingest", "sources", "-w", str(shared))
+    assert f"imported: {WORTH_SHARING + 61} session(s)" in sources.stdout, sources.stdout
+
+
+async def test_a_configured_host_starts_the_follower_with_only_home_and_path(tmp_path: Path) -> None:
+    """`reme-mcp config HOST --ingest SOURCE` puts the source in the command: hosts that pass only a few
+    variables (OpenClaw, Hermes) still start the follower."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    LAYOUTS["pi"].install(home)
+    printed = _run(home, "config", "claude-code", "--ingest", "pi", "-w", str(ws))
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)["mcpServers"]["reme"]
+    assert entry["args"][-2:] == ["--ingest", "pi"]
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    async with Client(params, read_timeout_seconds=60) as client:
+        hits: list[dict[str, object]] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not hits:
+            result = await client.call_tool("search", {"query": "蓝鲸-731"})
+            hits = result.structured_content["results"]  # type: ignore[index]
+        assert hits and str(hits[0]["path"]).startswith("session/dialog/pi/")

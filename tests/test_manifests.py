@@ -7,6 +7,7 @@ without them still checks every rule below that does not need a schema.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -78,11 +79,12 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     assert mcp["$schema"].split("/")[-2] == _load("plugin.json")["$schema"].split("/")[-2]
     server = mcp["mcpServers"]["reme"]
     assert server["type"] == "stdio"
-    # §7.2.1: one bare executable token, never a shell string or a path, never expanded.
-    assert re.fullmatch(r"[A-Za-z0-9._-]+", server["command"]), server["command"]
-    # The plugin runs the code it ships (no package index needed), built by uv from the plugin root.
-    assert server["command"] == "uvx"
-    assert server["args"][:3] == ["--from", "${PLUGIN_ROOT}", "reme-mcp"]
+    # §7.2.1: an executable the plugin bundles is named by a plugin-relative path, one token,
+    # never a shell string, never expanded.
+    assert server["command"] == "./bin/reme-mcp"
+    assert (ROOT / server["command"]).is_file() and os.access(ROOT / server["command"], os.X_OK)
+    # The launcher keeps the server's environment in the client-managed data folder (§9.1).
+    assert server["args"][:2] == ["--plugin-data", "${PLUGIN_DATA}"]
     # §9.2: only ${PLUGIN_ROOT} and ${PLUGIN_DATA} exist, and only in args, env values and cwd.
     for value in [*server.get("args", []), *server.get("env", {}).values(), server.get("cwd", "")]:
         assert set(PLACEHOLDER.findall(value)) <= {"PLUGIN_ROOT", "PLUGIN_DATA"}, value
@@ -94,16 +96,33 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     assert workspace == "${PLUGIN_DATA}/workspace"
 
 
+def _claude_entry() -> Any:
+    (entry,) = _load(".claude-plugin/marketplace.json")["plugins"]
+    return entry
+
+
+def test_only_the_agent_plugins_manifest_sits_where_hosts_detect_formats() -> None:
+    """OpenClaw takes a folder with .codex-plugin/plugin.json (or .cursor-plugin/, or
+    .claude-plugin/plugin.json) for that host's bundle, whose placeholders it does not expand;
+    only the Agent Plugins manifest gets ${PLUGIN_ROOT} and ${PLUGIN_DATA}. Codex reads the root
+    plugin.json and mcp.json; Claude Code takes the whole plugin from its marketplace entry."""
+    for path in (".codex-plugin/plugin.json", ".cursor-plugin/plugin.json", ".claude-plugin/plugin.json"):
+        assert not (ROOT / path).exists(), path
+
+
 def test_claude_code_plugin_starts_exactly_one_server() -> None:
-    plugin = _load(".claude-plugin/plugin.json")
-    assert plugin["name"] == _load("plugin.json")["name"]
-    assert plugin["version"] == _project_version()
-    assert (ROOT / plugin["skills"] / "reme-memory" / "SKILL.md").is_file()
-    servers = plugin["mcpServers"]
+    entry = _claude_entry()
+    # strict: false makes the marketplace entry the plugin's whole manifest.
+    assert entry["strict"] is False
+    assert entry["name"] == _load("plugin.json")["name"]
+    assert entry["version"] == _project_version()
+    assert (ROOT / entry["skills"] / "reme-memory" / "SKILL.md").is_file()
+    servers = entry["mcpServers"]
     assert list(servers) == ["reme"]
     server = servers["reme"]
-    assert server["command"] == "uvx"
-    assert server["args"] == ["--from", "${CLAUDE_PLUGIN_ROOT}", "reme-mcp"]
+    # The same launcher as mcp.json, with Claude Code's names for the plugin's two folders.
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/reme-mcp"
+    assert server["args"] == ["--plugin-data", "${CLAUDE_PLUGIN_DATA}"]
     # A user's REME_WORKSPACE wins; otherwise the plugin's own persistent data directory.
     assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-${CLAUDE_PLUGIN_DATA}/workspace}"
     # Claude Code also loads a root .mcp.json, both as the plugin's and as this project's:
@@ -114,25 +133,9 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
 def test_claude_code_marketplace_lists_this_plugin() -> None:
     marketplace = _load(".claude-plugin/marketplace.json")
     assert marketplace["name"] and marketplace["owner"]["name"]
-    (entry,) = marketplace["plugins"]
+    entry = _claude_entry()
     assert entry["name"] == "reme-mcp"
-    assert entry["version"] == _project_version()
-    source = (ROOT / entry["source"]).resolve()
-    assert (source / ".claude-plugin" / "plugin.json").is_file()
-
-
-def test_codex_plugin_points_at_the_skill_and_the_server() -> None:
-    plugin = _load(".codex-plugin/plugin.json")
-    assert plugin["name"] == "reme-mcp"
-    assert plugin["version"] == _project_version()
-    assert plugin["skills"].startswith("./")
-    assert (ROOT / plugin["skills"] / "reme-memory" / "SKILL.md").is_file()
-    assert plugin["mcpServers"] == "./mcp.json"
-    assert plugin["interface"]["displayName"]
-    prompts = plugin["interface"].get("defaultPrompt", [])
-    assert len(prompts) <= 3
-    # A suggested prompt must not hand the model the value that proves memory works.
-    assert not [prompt for prompt in prompts if "蓝鲸" in prompt or "731" in prompt]
+    assert (ROOT / entry["source"] / "skills").resolve() == (ROOT / "skills").resolve()
 
 
 def test_codex_marketplace_lists_this_plugin() -> None:
@@ -142,12 +145,20 @@ def test_codex_marketplace_lists_this_plugin() -> None:
     assert entry["name"] == "reme-mcp"
     assert entry["source"]["source"] == "local"
     assert entry["source"]["path"].startswith("./")
-    assert (ROOT / entry["source"]["path"] / ".codex-plugin" / "plugin.json").is_file()
+    # Codex installs the Agent Plugins manifest at the source path.
+    assert (ROOT / entry["source"]["path"] / "plugin.json").is_file()
     assert entry["policy"]["installation"] in {"AVAILABLE", "INSTALLED_BY_DEFAULT"}
 
 
+def test_the_sdist_ships_the_launcher() -> None:
+    """The sdist carries the launcher beside what it builds the server from."""
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        sdist = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    assert {"bin", "reme_mcp", "skills", "README.md", "pyproject.toml"} <= set(sdist)
+
+
 def test_manifests_agree_on_identity() -> None:
-    documents = [_load(path) for path in ("plugin.json", ".claude-plugin/plugin.json", ".codex-plugin/plugin.json")]
+    documents = [_load("plugin.json"), _claude_entry()]
     assert len({doc["name"] for doc in documents}) == 1
     assert len({doc["version"] for doc in documents}) == 1
     assert len({doc["license"] for doc in documents}) == 1

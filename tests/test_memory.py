@@ -226,7 +226,7 @@ def test_traverse_folders_and_root_are_bounded(memory: Memory) -> None:
 
 
 def test_traverse_errors(memory: Memory) -> None:
-    with pytest.raises(ReMeError, match="1, 2 or 3"):
+    with pytest.raises(ReMeError, match="use 1 to 3"):
         memory.traverse("", depth=4)
     with pytest.raises(ReMeError, match="forward, backward or both"):
         memory.traverse(f"daily/{DAY}/go-backend.md", direction="sideways")
@@ -312,3 +312,51 @@ def test_remember_refuses_bad_input_and_writes_nothing(empty_memory: Memory) -> 
         assert "\n" not in str(info.value)
         assert "Sup3rS3cretValue" not in str(info.value)
     assert not (empty_memory.ws.root / "daily").exists()
+
+
+# ---- upkeep: what the faces call instead of reaching inside -----------------------------------
+
+
+def test_warm_up_builds_the_index_and_sweeps_a_killed_writers_leftovers(memory: Memory) -> None:
+    assert memory.doctor().index.exists is False  # type: ignore[union-attr]
+    leftover = memory.ws.root / "metadata/reme-mcp/requests/.abc.json.tmp-0123456789ab"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("{")
+    os.utime(leftover, (time.time() - 120, time.time() - 120))
+    memory.warm_up()
+    report = memory.doctor().index
+    assert report is not None and report.exists and report.files == 8 and report.stale_files == 0
+    assert not leftover.exists()
+
+
+def test_warm_up_and_doctor_on_a_missing_workspace_create_nothing(
+    tmp_path: Path, settings_for: Callable[[Path], Settings]
+) -> None:
+    memory = Memory(settings_for(tmp_path / "nothing"))
+    memory.warm_up()
+    report = memory.doctor()
+    assert report.workspace_exists is False and report.index is None and report.files_by_kind == {}
+    assert "off" in str(report.ingest)
+    assert not (tmp_path / "nothing").exists()
+    with pytest.raises(ReMeError, match="nothing to index"):
+        memory.reindex()
+
+
+def test_reindex_reports_every_file_and_its_progress(memory: Memory) -> None:
+    seen: list[tuple[int, int]] = []
+    result = memory.reindex(lambda done, total: seen.append((done, total)))
+    assert result.files == 8 and result.chunks > 8
+    assert seen and seen[-1] == (8, 8) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert result.render() == f"indexed 8 files, {result.chunks} chunks into {result.directory}"
+    assert memory.doctor().index.chunks == result.chunks  # type: ignore[union-attr]
+
+
+def test_limits_are_the_same_for_every_caller(memory: Memory) -> None:
+    """Memory itself refuses what the MCP schema refuses: the CLI and library callers get the same bounds."""
+    with pytest.raises(ReMeError, match="100 to 100000"):
+        memory.search("Go", max_chars=100_001)
+    with pytest.raises(ReMeError, match="100 to 200000"):
+        memory.read(f"daily/{DAY}/go-backend.md", max_chars=200_001)
+    with pytest.raises(ReMeError, match="1 to 366"):
+        memory.daily_list(limit=367)
+    assert memory.search("Go", max_chars=100_000).results

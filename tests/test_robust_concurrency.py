@@ -1,11 +1,11 @@
 """Many writers at once: 8 real processes, 100 remember calls each, on one workspace (issue 5).
 
-Proves: every distinct note is stored exactly once (colliding names get unique
-file names, repeated request_ids and repeated content store nothing twice),
-each day index lists every note of its day, every note is found by search from
-a fresh process, a reader never sees a half-written note or day index, searches
-during the writing answer from a consistent state, and no lock error or
-timeout reaches a caller.
+The writers run once (the module's `run` fixture); each test checks one property of
+that run: no lock error or timeout reaches a caller, a reader never sees a half-written
+note or day index, every distinct note is stored exactly once (repeated request_ids and
+repeated content store nothing twice), colliding names get unique file names, no temp
+file is left, each day index lists every note of its day, and a fresh process finds
+every note by search (searches during the writing also check they answer consistently).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.documents import split_front_matter
+from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
 
 WORKER = Path(__file__).with_name("robust_worker.py")
 WRITERS = int(os.environ.get("REME_TEST_WRITERS", "8"))
@@ -90,72 +90,112 @@ def run_workers(ws: Path, tmp: Path, plans: list[list[dict[str, Any]]]) -> list[
     return outputs
 
 
-@pytest.mark.slow
-def test_eight_processes_remember_concurrently(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
+@dataclass(frozen=True)
+class Run:
+    """One run of WRITERS processes plus a reader over one workspace, shared by every test below."""
+
+    ws: Path
+    tmp: Path
+    plans: list[list[dict[str, Any]]]
+    lines: list[dict[str, Any]]
+    reader_report: dict[str, Any]
+
+    @property
+    def remembers(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines if line["op"] == "remember"]
+
+    @property
+    def by_token(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for line in self.remembers:
+            found.setdefault(line["token"], set()).add(line["path"])
+        return found
+
+    @property
+    def notes(self) -> list[Path]:
+        return sorted(self.ws.glob("daily/*/*.md"))
+
+    @property
+    def stored(self) -> set[str]:
+        return {f"daily/{n.parent.name}/{n.name}" for n in self.notes}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    tmp = tmp_path_factory.mktemp("concurrency")
+    ws = tmp / "ws"
     ws.mkdir()
-    stop = tmp_path / "stop"
+    stop = tmp / "stop"
     reader = subprocess.Popen(
         [sys.executable, str(WORKER), "--reader", str(ws), str(stop)], stdout=subprocess.PIPE, text=True
     )
     plans = [plan_for(w) for w in range(WRITERS)]
     began = time.monotonic()
     try:
-        outputs = run_workers(ws, tmp_path, plans)
+        outputs = run_workers(ws, tmp, plans)
     finally:
         stop.touch()
         reader_out, _ = reader.communicate(timeout=60)
-    elapsed = time.monotonic() - began
     lines = [line for out in outputs for line in out]
-    remembers = [line for line in lines if line["op"] == "remember"]
-    print(f"{WRITERS} writers x {CALLS} calls: {len(remembers)} remember, {elapsed:.1f} s")
+    print(f"{WRITERS} writers x {CALLS} calls: {len(lines)} answers, {time.monotonic() - began:.1f} s")
+    return Run(ws, tmp, plans, lines, json.loads(reader_out))
 
-    # No error of any kind (a LockError, a timeout, a search that missed) reached a caller.
-    errors = [line for line in lines if "error" in line]
+
+@pytest.mark.slow
+def test_no_error_reaches_a_caller_and_every_call_is_answered(run: Run) -> None:
+    errors = [line for line in run.lines if "error" in line]  # a LockError, a timeout, a search that missed
     assert not errors, errors[:5]
-    assert len(remembers) == sum(1 for plan in plans for op in plan if op["op"] == "remember")
+    assert len(run.remembers) == sum(1 for plan in run.plans for op in plan if op["op"] == "remember")
 
-    # A reader never saw a half-written note or day index.
-    report = json.loads(reader_out)
-    assert report["checks"] > 0
-    assert report["problems"] == []
 
-    # Every distinct note stored exactly once: one path per token, one file per content.
-    by_token: dict[str, set[str]] = {}
-    for line in remembers:
-        by_token.setdefault(line["token"], set()).add(line["path"])
-    assert all(len(paths) == 1 for paths in by_token.values()), [t for t, p in by_token.items() if len(p) > 1]
-    notes = sorted(p for p in ws.glob("daily/*/*.md"))
-    bodies = Counter(note.read_text(encoding="utf-8").split("\n---\n", 1)[1] for note in notes)
+@pytest.mark.slow
+def test_a_reader_never_sees_a_half_written_note_or_day_index(run: Run) -> None:
+    assert run.reader_report["checks"] > 0
+    assert run.reader_report["problems"] == []
+
+
+@pytest.mark.slow
+def test_every_distinct_note_is_stored_exactly_once(run: Run) -> None:
+    """One path per token, one file per content; every other call answered duplicate_of."""
+    assert all(len(paths) == 1 for paths in run.by_token.values()), [t for t, p in run.by_token.items() if len(p) > 1]
+    bodies = Counter(note.read_text(encoding="utf-8").split("\n---\n", 1)[1] for note in run.notes)
     assert [b for b, n in bodies.items() if n > 1] == []
-    assert len(notes) == len(by_token)
-    stored = {f"daily/{n.parent.name}/{n.name}" for n in notes}
-    assert stored == {next(iter(p)) for p in by_token.values()}
-    created = [line for line in remembers if line["created"]]
-    assert len(created) == len(stored)  # every other call answered duplicate_of
-    # Each note's front-matter name is its file stem, even where names collided.
-    for note in notes:
+    assert len(run.notes) == len(run.by_token)
+    assert run.stored == {next(iter(p)) for p in run.by_token.values()}
+    assert len([line for line in run.remembers if line["created"]]) == len(run.stored)
+
+
+@pytest.mark.slow
+def test_colliding_names_get_unique_files_named_in_their_front_matter(run: Run) -> None:
+    for note in run.notes:
         meta, _ = split_front_matter(note.read_text(encoding="utf-8"))
         assert meta["name"] == note.stem
-    assert len([n for n in notes if n.stem.startswith("shared-name-")]) == sum(
-        1 for plan in plans for op in plan if op["op"] == "remember" and op["args"].get("name")
+    assert len([n for n in run.notes if n.stem.startswith("shared-name-")]) == sum(
+        1 for plan in run.plans for op in plan if op["op"] == "remember" and op["args"].get("name")
     )
-    # No temp file left behind by a writer that finished.
-    assert [p for p in ws.rglob("*") if ".tmp-" in p.name and "metadata" not in p.parts] == []
 
-    # Each day index lists every note of its day, exactly once, and nothing else.
+
+@pytest.mark.slow
+def test_no_temp_file_is_left_behind(run: Run) -> None:
+    assert [p for p in run.ws.rglob("*") if ".tmp-" in p.name and "metadata" not in p.parts] == []
+
+
+@pytest.mark.slow
+def test_each_day_index_lists_every_note_of_its_day_once(run: Run) -> None:
     for day in DAYS:
-        text = (ws / "daily" / f"{day}.md").read_text(encoding="utf-8")
+        text = (run.ws / "daily" / f"{day}.md").read_text(encoding="utf-8")
         block = text[text.index(BLOCK_START) : text.index(BLOCK_END)]
         listed = [line.split("]]")[0][4:] for line in block.splitlines() if line.startswith("- [[")]
-        on_disk = sorted(p for p in stored if p.startswith(f"daily/{day}/"))
+        on_disk = sorted(p for p in run.stored if p.startswith(f"daily/{day}/"))
         assert sorted(listed) == on_disk
         meta, _ = split_front_matter(text)
         assert meta["description"] == f"{len(on_disk)} note(s) today."
 
-    # Every note is found by search from a fresh process.
-    checks = [{"op": "search", "query": token, "expect": next(iter(paths))} for token, paths in by_token.items()]
-    (tmp_path / "fresh").mkdir()
-    (fresh,) = run_workers(ws, tmp_path / "fresh", [checks])
+
+@pytest.mark.slow
+def test_a_fresh_process_finds_every_note(run: Run) -> None:
+    checks = [{"op": "search", "query": token, "expect": next(iter(paths))} for token, paths in run.by_token.items()]
+    (run.tmp / "fresh").mkdir()
+    (fresh,) = run_workers(run.ws, run.tmp / "fresh", [checks])
     assert [line for line in fresh if "error" in line] == []
-    assert len(fresh) == len(by_token)
+    assert len(fresh) == len(run.by_token)

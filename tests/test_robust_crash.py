@@ -182,12 +182,12 @@ def test_sigkill_during_reindex(tmp_path: Path) -> None:
         fresh = memory(ws)
         for token in sample:
             assert [h.path for h in fresh.search(token).results][:1] == [tokens[token]], token
-        fresh.index._reset()
+        fresh.index.close()
     assert interrupted >= REINDEX_RUNS // 2, "the kills did not land during reindex"
     # Staging folders of killed rebuilds do not pile up: the next rebuild clears them.
     done = subprocess.run([*REME, "-w", str(ws), "reindex", "-q"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    state = ws / "metadata" / "reme-mcp"
+    state = memory(ws).index.folder  # the index's private folder, outside the workspace
     assert [p.name for p in state.iterdir() if ".building-" in p.name or ".old-" in p.name] == []
 
 
@@ -215,7 +215,7 @@ def test_corrupt_index_is_rebuilt_on_next_start(tmp_path: Path, how: str) -> Non
     first = memory(ws)
     first.index.rebuild()
     index_dir = first.index.directory
-    first.index._reset()
+    first.index.close()
     corrupt(index_dir, how)
     token = sorted(tokens)[3]
     done = subprocess.run(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import unicodedata
 from collections.abc import Iterator
@@ -389,6 +390,55 @@ def test_hostile_sample_over_real_stdio(env: Env) -> None:
             assert not result.is_error and "go-backend" in result.content[0].text  # type: ignore[union-attr]
 
     anyio.run(run)
+
+
+def test_every_malformed_line_over_stdio_gets_an_answer(env: Env) -> None:
+    """A batch, a lone surrogate escape and non-JSON each get a JSON-RPC answer; the session goes on."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+
+    def call(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+    lines = [
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps([call(2, "search", {"query": "Go"}), call(3, "search", {"query": "Go"})]),
+        json.dumps(call(4, "search", {"query": "Go LONE"})).replace("LONE", "\\ud83d"),
+        json.dumps(call(5, "remember", {"content": "a note LONE"})).replace("LONE", "\\udc00"),
+        "{not json",
+        json.dumps(call(6, "search", {"query": "Go"})),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reme_mcp", "-w", str(env.ws)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(("\n".join(lines) + "\n").encode())
+    proc.stdin.flush()
+    answers: list[dict[str, Any]] = []
+    while not any(a.get("id") == 6 for a in answers):
+        line = proc.stdout.readline()
+        assert line, answers
+        answers.append(json.loads(line))
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    by_id = {a.get("id"): a for a in answers}
+    assert set(by_id) >= {1, 4, 5, 6}, answers
+    assert by_id[4]["error"]["code"] == -32700 and "surrogate" in by_id[4]["error"]["message"]
+    assert by_id[5]["error"]["code"] == -32700
+    assert "go-backend" in json.dumps(by_id[6]["result"])
+    refused = [a for a in answers if a.get("id") is None]
+    assert len(refused) == 2, answers  # the batch and the line that is not JSON
+    assert any("batch" in a["error"]["message"] for a in refused), answers
+    assert b"Traceback" not in proc.stderr.read()
+    assert not any(b"a note" in p.read_bytes() for p in env.ws.rglob("*.md"))  # the broken note was not stored
 
 
 def fake(prefix: str, length: int) -> str:

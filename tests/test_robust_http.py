@@ -4,7 +4,8 @@ Proves: it binds loopback by default; a non-loopback --host refuses to start
 without a bearer token (and with a too-short one); the token is checked on
 every request (401 without it or with a wrong one, served with the right one,
 from REME_MCP_TOKEN or --token-file); a bad Host or Origin is refused (DNS
-rebinding); an oversized body is refused.
+rebinding); an oversized body is refused; idle sockets past the cap are evicted
+oldest first and headers trickled in are cut off at the deadline.
 """
 
 from __future__ import annotations
@@ -178,3 +179,62 @@ def test_non_loopback_without_a_token_refuses_to_start(tmp_path: Path) -> None:
         assert "bearer token" in refused(ws, "--host", host), host
     assert "shorter than 16" in refused(ws, "--host", "0.0.0.0", token="short")
     assert "cannot be read" in refused(ws, "--host", "0.0.0.0", "--token-file", str(tmp_path / "missing"))
+
+
+def closed_by_peer(sock: socket.socket, within: float) -> bool:
+    """True when the server closes the socket (EOF or reset) within the given seconds."""
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_idle_and_slow_connections_cannot_starve_clients(tmp_path: Path) -> None:
+    """Idle sockets past the cap are evicted oldest first; headers trickled in are cut off at the deadline."""
+    from reme_mcp.http import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+
+    ws = workspace(tmp_path)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with server(ws) as (proc, port):
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(MAX_CONNECTIONS + 150)]
+        try:
+            # The server holds at most the cap (plus its listening socket and a few files), not one fd per socket.
+            time.sleep(1.0)
+            assert psutil.Process(proc.pid).num_fds() < MAX_CONNECTIONS + 64
+            # The oldest idle sockets were closed to make room; the newest are still open.
+            assert closed_by_peer(idle[0], 5.0)
+            assert not closed_by_peer(idle[-1], 0.2)
+
+            # A real client is served while hundreds of idle sockets are open.
+            async def session() -> None:
+                http = create_mcp_http_client(headers=auth)
+                async with http, Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+                    result = await c.call_tool("search", {"query": "zqhttp"})
+                    assert not result.is_error
+
+            anyio.run(session)
+            for s in idle:
+                s.close()
+
+            # Headers trickled a byte at a time are cut off at the deadline, not held open forever.
+            slow = socket.create_connection(("127.0.0.1", port))
+            slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            started = time.monotonic()
+            closed = False
+            while time.monotonic() - started < HEADER_TIMEOUT_S + 10 and not closed:
+                try:
+                    slow.sendall(b"X")
+                except OSError:
+                    closed = True
+                    break
+                closed = closed_by_peer(slow, 1.0)
+            assert closed
+            assert time.monotonic() - started >= HEADER_TIMEOUT_S - 1
+            slow.close()
+            assert proc.poll() is None
+        finally:
+            for s in idle:
+                s.close()

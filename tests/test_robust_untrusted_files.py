@@ -245,3 +245,28 @@ def test_hostile_workspace_is_indexed_per_file_and_served(tmp_path: Path) -> Non
     anyio.run(serve)
     assert not pwned.exists()
     print(f"hostile workspace with {MANY} files in one folder indexed in {indexed_in:.1f} s")
+
+
+def test_a_file_of_a_million_headings_is_indexed_in_bounded_chunks(tmp_path: Path) -> None:
+    """One 4 MB Markdown file of 1,000,000 headings: at most MAX_CHUNKS_PER_FILE chunks, every word found."""
+    from reme_mcp.documents import MAX_CHUNKS_PER_FILE
+
+    ws = tmp_path / "ws"
+    headings = ["# a\n"] * 1_000_000
+    headings[500_000] = "# zqmiddle\n"
+    headings[-1] = "# zqlast\n"
+    note(ws, "digest/wiki/headings.md", "".join(headings))
+    note(ws, f"daily/{DAY}/other.md", "An ordinary note about zqordinary things.")
+    memory = Memory(settings_for(ws, 0))
+    last = memory.search("zqlast").results
+    assert [hit.path for hit in last] == ["digest/wiki/headings.md"]
+    assert last[0].end_line == 1_000_004  # after 4 lines of front matter
+    assert paths(memory, "zqmiddle") == ["digest/wiki/headings.md"]
+    assert paths(memory, "zqordinary") == [f"daily/{DAY}/other.md"]
+    doctor = subprocess.run(
+        [sys.executable, "-m", "reme_mcp", "doctor", "--json", "-w", str(ws)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(doctor.stdout)["index"]["chunks"] <= MAX_CHUNKS_PER_FILE + 1

@@ -21,6 +21,7 @@ from whoosh.scoring import BM25F, BM25FScorer
 from reme_mcp.config import load_settings
 from reme_mcp.index import ranking
 from reme_mcp.index.scoring import BM25Scorer, WeightedTerm
+from reme_mcp.index.store import IndexStore
 from reme_mcp.memory import Memory
 
 WORDS = [
@@ -110,16 +111,22 @@ def _reference(searcher: Any, terms: list[WeightedTerm], limit: int, flt: Query 
     return [(hit.docnum, hit.score) for hit in results]
 
 
+def _store(memory: Memory) -> IndexStore:
+    """The memory's index opened as another process would, for Whoosh's own searcher."""
+    return IndexStore(memory.ws, memory.index.folder)
+
+
 def test_the_index_has_segments_and_deletions(memory: Memory) -> None:
-    reader = memory.index._current_searcher().reader()
+    reader = _store(memory).searcher().reader()
     assert len(list(reader.leaf_readers())) >= 2
     assert reader.has_deletions()
 
 
 @pytest.mark.parametrize("filtered", [False, True])
 def test_scores_and_order_match_whoosh(memory: Memory, filtered: bool) -> None:
-    searcher = memory.index._current_searcher()
-    oracle = memory.index._open().searcher(weighting=_RsjBM25(B=ranking.BM25_B, K1=ranking.BM25_K1))
+    store = _store(memory)
+    searcher = store.searcher()
+    oracle = store.index().searcher(weighting=_RsjBM25(B=ranking.BM25_B, K1=ranking.BM25_K1))
     scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
     rng = random.Random(11)
     flt = And([TermRange("date", "2026-11-05", "2026-11-20")]) if filtered else None
@@ -148,7 +155,7 @@ def _same_up_to_ties(ours: list[tuple[int, float]], theirs: list[tuple[int, floa
 
 
 def test_deleted_documents_never_come_back(memory: Memory) -> None:
-    searcher = memory.index._current_searcher()
+    searcher = _store(memory).searcher()
     deleted = {offset + doc for leaf, offset in searcher.leaf_searchers() for doc in leaf.reader().deleted_docs_set}
     assert deleted
     terms = [WeightedTerm(field, word, 1.0) for word in WORDS for field in ("content", "name", "description")]

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from reme_mcp.config import load_settings
+from reme_mcp.models import DAILY_LIMIT, MAX_TAGS, READ_MAX_CHARS, SEARCH_LIMIT, SEARCH_MAX_CHARS, TRAVERSE_DEPTH
 from reme_mcp.server import build_server
 from tests.conftest import DAY, make_reme_workspace
 
@@ -50,6 +51,23 @@ async def test_exactly_five_tools_with_schemas_and_annotations(tmp_path: Path) -
     assert remember.annotations.destructive_hint is False and remember.annotations.idempotent_hint is True
     assert "WRITES" in (remember.description or "") and "writes" in (remember.title or "").lower()
     assert set(tools["search"].output_schema["properties"]) >= {"results", "truncated", "total_hits"}  # type: ignore[index]
+
+
+async def test_tool_schemas_declare_the_limits_memory_checks(tmp_path: Path) -> None:
+    async with client_for(tmp_path) as client:
+        schemas = {t.name: t.input_schema["properties"] for t in (await client.list_tools()).tools}
+    declared = {
+        ("search", "limit"): SEARCH_LIMIT,
+        ("search", "max_chars"): SEARCH_MAX_CHARS,
+        ("read", "max_chars"): READ_MAX_CHARS,
+        ("traverse", "depth"): TRAVERSE_DEPTH,
+        ("daily_list", "limit"): DAILY_LIMIT,
+    }
+    for (tool, arg), limit in declared.items():
+        field = schemas[tool][arg]
+        assert (field["minimum"], field["maximum"], field["default"]) == (limit.low, limit.high, limit.default)
+    tags = schemas["remember"]["tags"]["anyOf"][0]
+    assert tags["maxItems"] == MAX_TAGS
 
 
 async def test_every_tool_happy_path_over_a_reme_workspace(tmp_path: Path) -> None:

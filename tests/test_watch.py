@@ -63,7 +63,7 @@ def watched(tmp_path: Path) -> tuple[Memory, Walks]:
     memory.search("warm up")  # builds the index
     memory.search("warm up")  # a plain scan, after which the feed starts
     memory.search("warm up")  # the walk that sets the watches
-    assert memory.index._view.feed is not None and memory.index._view.feed.usable
+    assert memory.index.watching
     return memory, Walks(memory)
 
 
@@ -114,7 +114,7 @@ def test_every_kind_of_change_shows_in_the_next_search(watched: tuple[Memory, Wa
     assert found(memory, "kelp") == set()
 
     assert walks.full == 0  # every answer came from the feed, none from a scan
-    assert memory.index._view.feed is not None and memory.index._view.feed.usable
+    assert memory.index.watching
 
 
 def test_lost_events_fall_back_to_one_scan(watched: tuple[Memory, Walks]) -> None:
@@ -149,7 +149,7 @@ def test_a_folder_behind_a_symlink_turns_the_feed_off(tmp_path: Path) -> None:
     for _ in range(3):
         memory.search("warm up")
     # One folder under two names: the feed would misplace events, so it is off.
-    assert memory.index._view.tried and memory.index._view.feed is None
+    assert not memory.index.watching
     assert found(memory, "seals") == {"digest/linked/seals.md"}
     other_process("(shelf / 'otter.md').write_text('sea otters')", shelf=root / ".shelf")
     assert found(memory, "otters") == {"digest/linked/otter.md"}  # scans still see everything

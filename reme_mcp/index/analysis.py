@@ -12,9 +12,9 @@ The pipeline, in the order tokens flow through it::
 The same analyzer runs at index time and at query time (Whoosh passes
 ``mode="query"`` when parsing), so both sides always produce the same terms.
 
-Positions: every emitted term gets its own position, in the order emitted, and
-the query side emits the same sequence as the index side, so a phrase query
-(which Whoosh builds from the query tokens in order) lines up with the index.
+The index stores no positions (schema.py: queries are OR-ed words, never
+phrases); the tokens still carry positions and character offsets when Whoosh
+asks for them, in the order emitted, the same on the query side as at index time.
 """
 
 from __future__ import annotations
@@ -83,9 +83,9 @@ _DROP_ACCENTS = dict.fromkeys(range(0x0300, 0x0370))
 # whole, and huge terms bloat the index. Their identifier parts are still kept.
 MAX_TERM_CHARS = 128
 
-# English function words. Dropped from queries only: at index time they keep
-# positions honest and cost little (BM25 gives them almost no weight), but in the
-# OR query they would make nearly every chunk a hit.
+# English function words. Dropped from queries only: at index time they cost little
+# (BM25 gives them almost no weight), but in the OR query they would make nearly
+# every chunk a hit.
 ENGLISH_STOP_WORDS = frozenset(
     {
         *("a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from"),

@@ -19,20 +19,18 @@ from typing import Any
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import UnknownFieldError
 from whoosh.formats import Existence, Frequency
-from whoosh.system import pack_uint
-from whoosh.util.numeric import byte_to_length, length_to_byte
-from whoosh.writing import SegmentWriter
+from whoosh.util.numeric import length_to_byte
+
+from reme_mcp.index.whoosh_private import SegmentBuilder, write_term_postings
 
 __all__ = ["BulkWriter"]
 
 # Values that repeat across a file's chunks (or the whole workspace) are analysed once.
 MEMO_FIELDS = frozenset({"path", "kind", "date", "name", "description", "speaker", "when"})
 MAX_MEMO = 20_000
-_LENGTH_OF_BYTE = [0, *(byte_to_length(b) for b in range(1, 256))]
-_VALUES = [pack_uint(freq) for freq in range(256)]
 
 
-class BulkWriter(SegmentWriter):  # type: ignore[misc]
+class BulkWriter(SegmentBuilder):
     """Writes one new segment of a fresh index with its postings kept in memory.
 
     Only what this schema uses (checked up front): Frequency and Existence
@@ -47,7 +45,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]
             odd_format = fmt is not None and (type(fmt) not in (Frequency, Existence) or fmt.field_boost <= 0)
             if odd_format or field.vector or field.column_type or field.separate_spelling():
                 raise ValueError(f"the bulk writer cannot write the field {name!r} ({field!r})")
-        super().__init__(ix, _lk=False)  # a folder private to this build: no one to lock out
+        super().__init__(ix)
         self._indexed: dict[str, Any] = {name: field for name, field in self.schema.items() if field.indexed}
         self._postings: dict[str, dict[bytes, array[int]]] = {name: {} for name in self._indexed}
         self._lengths: dict[str, bytearray] = {n: bytearray() for n, f in self._indexed.items() if f.scorable}
@@ -79,7 +77,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]
         return analysed
 
     def add_document(self, **fields: Any) -> None:
-        self._check_state()
+        self.check_open()
         docnum = self.docnum
         perdoc = self.perdocwriter
         schema = self.schema
@@ -112,13 +110,10 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]
                     lengths.append(length_to_byte(length))
             perdoc.add_field(name, field, value if field.stored else None, length)
         perdoc.finish_doc()
-        self._added = True
-        self.docnum += 1
+        self.document_added()
 
-    def _flush_segment(self) -> None:
+    def write_postings(self, writer: Any) -> None:
         """Postings to Whoosh's field writer in (field, term, document) order, with the lengths from memory."""
-        self.perdocwriter.close()
-        writer = self.fieldwriter
         for name in sorted(self._postings):
             table = self._postings[name]
             if not table:
@@ -128,42 +123,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]
             writer.start_field(name, field)
             for tbytes in sorted(table):
                 writer.start_term(tbytes)
-                _write_blocks(writer._postwriter, table[tbytes], field.format, lengths)
+                write_term_postings(writer, table[tbytes], field.format, lengths)
                 writer.finish_term()
             writer.finish_field()
             self._postings[name] = {}  # free this field's postings before the next one
-        writer.close()
-
-    def finish(self) -> Any:
-        """Write the segment (one compound file) and clean up; returns the segment."""
-        segment = self._finalize_segment()
-        self._finish()
-        return segment
-
-
-def _write_blocks(postwriter: Any, postings: array[int], fmt: Any, lengths: bytearray | None) -> None:
-    """One term's postings (docnum, frequency, docnum, ...) into the term's open W3PostingsWriter.
-
-    Fills the writer's block buffer as `add_posting` would, one posting at a time
-    (ids, float32 weights, value bytes, min/max length, max weight), writes each
-    full block but the last and leaves the last to `finish_term`: Whoosh writes a
-    block only when a next posting comes, so a full last block is written there too.
-    """
-    step = 2 * postwriter._blocklimit
-    boost = fmt.field_boost
-    existence = isinstance(fmt, Existence)
-    for start in range(0, len(postings), step):
-        if start:
-            postwriter._write_block()
-        ids = postings[start : start + step : 2]
-        freqs = postings[start + 1 : start + step : 2]
-        postwriter._ids = ids
-        postwriter._weights = array("f", [f * boost for f in freqs])
-        postwriter._maxweight = max(freqs) * boost  # boost > 0 (checked): the largest weight
-        if not existence:
-            postwriter._values = [_VALUES[f] if f < 256 else pack_uint(f) for f in freqs]
-        if lengths is not None:
-            # add_posting skips a zero length; a document with a posting here always has one.
-            block_lengths = [_LENGTH_OF_BYTE[lengths[doc]] for doc in ids]
-            postwriter._minlength = min(block_lengths)
-            postwriter._maxlength = max(block_lengths)

@@ -5,9 +5,9 @@ never changes once written (only its deletions grow), so each segment's records
 are read once and kept by segment id, and the live set is their union less the
 deleted ones: after another process's commit only its new segment is read.
 Reading all 14,500 records of a 100k-chunk index from Whoosh's stored fields
-costs about 0.6 s, so the kept records are also saved beside the index (JSON,
-never pickle: the workspace may come from elsewhere) and a new process reads
-them from there for every segment that still exists.
+costs about 0.6 s, so the kept records are also saved beside the index, in its
+private folder (home.py), as JSON (nothing derived is ever unpickled by our own
+code), and a new process reads them from there for every segment that still exists.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ from typing import Any
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
 
-from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.documents import Document, meta_text, parse_document, wikilinks
+from reme_mcp.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date

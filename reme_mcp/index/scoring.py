@@ -26,9 +26,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
-from whoosh.matching.wrappers import FilterMatcher
 from whoosh.util.numeric import byte_to_length
+
+from reme_mcp.index.whoosh_private import field_length_bytes, posting_blocks
 
 _LENGTH_OF_BYTE = [float(byte_to_length(i)) for i in range(256)]
 
@@ -104,7 +104,7 @@ class BM25Scorer:
                     continue
                 lengths = self._segment_lengths(reader, term.field)
                 get = scores.get
-                for ids, freqs in _posting_blocks(reader, term.field, term.text):
+                for ids, freqs in posting_blocks(reader, term.field, term.text):
                     for doc, tf in zip(ids, freqs, strict=True):
                         key = doc + offset
                         scores[key] = get(key, 0.0) + weight * tf / (tf + norm[lengths[doc]])
@@ -130,10 +130,7 @@ class BM25Scorer:
         key = (reader.segment().segment_id(), field)
         lengths = self._lengths.get(key)
         if lengths is None:
-            column = reader._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)
-            # One read of the column's bytes (one byte per document; documents past its end
-            # have length 0): column.load() read them one call per document, 0.1 s at 100k.
-            raw = b"" if column is None else bytes(column._dbfile.get(column._basepos, column._count))
+            raw = field_length_bytes(reader, field)  # documents past its end have length 0
             lengths = raw + bytes(max(0, reader.doc_count_all() - len(raw)))
             self._lengths[key] = lengths
         return lengths
@@ -142,24 +139,3 @@ class BM25Scorer:
         live = {segment.segment_id() for r in readers if (segment := r.segment()) is not None}
         for key in [k for k in self._lengths if k[0] not in live]:
             del self._lengths[key]
-
-
-def _posting_blocks(reader: Any, field: str, text: str) -> Iterator[tuple[Sequence[int], Sequence[float]]]:
-    """A term's postings in one segment as (document ids, term frequencies) blocks, deletions included."""
-    matcher = reader.postings(field, text)
-    while isinstance(matcher, FilterMatcher):  # the deletion filter: deletions are dropped at the end
-        matcher = matcher.child
-    if isinstance(matcher, W3LeafMatcher):
-        while True:
-            matcher._read_ids()
-            matcher._read_weights()
-            yield matcher._ids, matcher._weights
-            if matcher._lastblock:
-                return
-            matcher._goto(matcher._nextoffset)
-    ids, freqs = [], []
-    while matcher.is_active():  # a short list Whoosh keeps inline with the term
-        ids.append(matcher.id())
-        freqs.append(matcher.weight())
-        matcher.next()
-    yield ids, freqs

@@ -11,6 +11,8 @@ from typing import Any
 
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 
+from reme_mcp.index.whoosh_private import read_toc
+
 MAX_SEGMENTS_PER_TIER = 6  # small segments of one size tier left unmerged (see merge_small)
 SMALL_SEGMENT_DOCS = 1000
 
@@ -45,14 +47,12 @@ def reader_reusing(ix: Any, held: Any) -> Any:
     """A reader of the latest commit that keeps the held reader's unchanged segments open.
 
     Opening a segment reads its term table's directory through many small reads,
-    and every commit (each remember, each sync that indexed something) used to
-    reopen every segment: on the 100k-chunk perf workspace with 12 segments, 30
-    remembers spent 151 ms getting the latest searcher, 92 ms with this. A
-    segment whose deletions changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
+    and every commit (each remember, each sync that indexed something) would
+    otherwise reopen every segment. A segment whose deletions changed is opened afresh. Whoosh's own reader(reuse=...) also carries over
     segments the new commit no longer lists, so it is not used. Nothing is closed
     unless the new reader opened completely (a commit racing this one: retried).
     """
-    toc = ix._read_toc()
+    toc = read_toc(ix)
     keep = {r.segment().segment_id(): r for r, _ in held.leaf_readers() if r.segment() is not None} if held else {}
     opened: list[Any] = []
     readers: list[Any] = []

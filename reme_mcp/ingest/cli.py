@@ -104,7 +104,7 @@ def backfill(
             bar.update(done - bar.n)
 
         try:
-            tally = importer.run_once(progress=progress)
+            tally = importer.run_once(progress=progress, processes=os.cpu_count() or 1)
         except ReMeError as exc:
             raise click.ClickException(str(exc)) from None
     verb = "would import" if dry_run else "imported"

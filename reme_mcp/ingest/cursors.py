@@ -14,6 +14,8 @@ from typing import Any
 from reme_mcp.workspace import Workspace
 
 FORMAT = 1
+# How often a long pass saves its cursors, in seconds: a kill costs at most this much re-reading.
+SAVE_EVERY = 5.0
 
 
 class CursorBook:

@@ -46,6 +46,16 @@ class Tally:
             if turn.created_at > self.last:
                 self.last = turn.created_at
 
+    def merge(self, other: Tally) -> None:
+        """Add what another pass (a worker's share) saw."""
+        self.sessions += other.sessions
+        self.messages += other.messages
+        self.bytes_read += other.bytes_read
+        if other.first and (not self.first or other.first < self.first):
+            self.first = other.first
+        self.last = max(self.last, other.last)
+        self.skipped.update(other.skipped)
+
     def line(self) -> str:
         span = f", {self.first[:10]} to {self.last[:10]}" if self.first else ""
         text = f"{self.sessions} session(s), {self.messages} message(s){span}, {self.bytes_read} bytes read"

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ingest.cursors import CursorBook
+from reme_mcp.ingest import shares
+from reme_mcp.ingest.cursors import SAVE_EVERY, CursorBook
 from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
 from reme_mcp.ingest.model import SessionBatch, Tally
@@ -20,8 +21,6 @@ from reme_mcp.ingest.sources import Source, get_source
 from reme_mcp.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
-# How often the cursors of a long pass are saved, in seconds: a kill costs at most this much re-reading.
-_SAVE_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,26 @@ class Importer:
     def problem(self) -> str | None:
         return self.source.problem(self.location)
 
-    def run_once(self, progress: Callable[[int, int], None] | None = None) -> Tally:
-        """Import everything new since the cursors; raises ReMeError with one line when the source is unusable."""
+    def run_once(self, progress: Callable[[int, int], None] | None = None, processes: int = 1) -> Tally:
+        """Import everything new since the cursors; raises ReMeError with one line when the source is unusable.
+
+        With `processes` > 1, a long list of log files is shared out to that many worker
+        processes (reme_mcp/ingest/shares.py); the cursors stay with this one.
+        """
         trouble = self.problem()
         if trouble:
             raise ReMeError(trouble)
-        tally = Tally()
         units = self.source.units(self.location)
+        if processes > 1 and len(units) >= shares.WORTH_SHARING:
+            tally = shares.run_shared(self, units, processes, progress)
+        else:
+            tally = self.run_units(units, progress)
+        self.book.save(self.location)
+        return tally
+
+    def run_units(self, units: list[Path], progress: Callable[[int, int], None] | None = None) -> Tally:
+        """Import these units (log files, or the database) past their cursors, saving the cursors now and then."""
+        tally = Tally()
         total, done, last_unit = len(units), 0, ""
         saved = time.monotonic()
         for batch, pending in self.source.batches(self.location, units, self.book, tally):
@@ -88,10 +100,9 @@ class Importer:
                 last_unit, done = batch.source_path, done + 1
                 if progress:
                     progress(min(done, total), total)
-            if self.book.dirty and time.monotonic() - saved > _SAVE_EVERY:
+            if self.book.dirty and time.monotonic() - saved > SAVE_EVERY:
                 self.book.save(self.location)
                 saved = time.monotonic()
-        self.book.save(self.location)
         return tally
 
     def _take(self, batch: SessionBatch, tally: Tally) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +18,51 @@ def reme_command(client: str, workspace: Path) -> str:
     return done.stdout
 
 
-def assert_remembered_then_found(script: Script) -> None:
+def install_skill(host: str, home: Path, cwd: Path | None = None) -> Path:
+    """`reme-mcp skill install HOST` as the docs say, for a user whose home is `home` (and whose
+    project is `cwd`, for hosts that read skills from the project); returns the skill's folder."""
+    argv = [sys.executable, "-m", "reme_mcp", "skill", "install", host]
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    folder = Path(done.stdout.strip().rsplit(" in ", 1)[-1])
+    assert (folder / "SKILL.md").is_file(), done.stdout + done.stderr
+    return folder
+
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_FILES = (
+    "plugin.json",
+    "mcp.json",
+    "bin",
+    ".claude-plugin",
+    ".agents",
+    "skills",
+    "pyproject.toml",
+    "README.md",
+    "reme_mcp",
+)
+"""What a plugin install copies: the manifests, the skill, and the code uv builds the server from."""
+
+
+def copy_plugin(target: Path) -> Path:
+    """This checkout as a plugin marketplace ships it, without a developer's virtualenvs or caches."""
+    target.mkdir(parents=True)
+    for name in PLUGIN_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / name)
+    return target
+
+
+def assert_remembered_then_found(script: Script, host_tools: tuple[str, ...] = ()) -> None:
     """Session 1 offered the five reme tools in its first request and called `remember`;
     session 2 offered them in its first request, called `search`, and the result the model
-    received holds the passphrase."""
+    received holds the passphrase.
+
+    `host_tools` are tools the host itself adds beside any MCP server (Codex's
+    `list_mcp_resources`, ...), which the check for wrapper tools leaves alone."""
     for prompt, tool in ((REMEMBER_PROMPT, "remember"), (RECALL_PROMPT, "search")):
         requests = script.session_requests(prompt)
         assert requests, f"the host never sent the model the user's words {prompt!r}"
@@ -30,7 +73,11 @@ def assert_remembered_then_found(script: Script) -> None:
         extra = [name for name in requests[0].offered if name.startswith(prefix) and name not in first.values()]
         assert not extra, f"tools beyond the five under {prefix!r}: {extra}"
         # Nor the generic wrappers a host adds when a server claims prompts or resources.
-        wrappers = [name for name in requests[0].offered if "resource" in name.lower() or "prompt" in name.lower()]
+        wrappers = [
+            name
+            for name in requests[0].offered
+            if ("resource" in name.lower() or "prompt" in name.lower()) and name not in host_tools
+        ]
         assert not wrappers, f"wrapper tools for capabilities reme has nothing behind: {wrappers}"
         assert len(requests) >= 2, f"the host never sent the {tool} result back to the model"
         results = "\n".join(requests[-1].tool_results)

@@ -47,19 +47,27 @@ def conversation(messages: list[Any]) -> tuple[str, list[str]]:
     """The text of the last user message, and the tool results that came after it.
 
     A host may wrap the user's words (a date header, a system reminder); the whole text of
-    the message is kept so the script can find its marker in it.
+    the message is kept so the script can find its marker in it. A user message that follows
+    another user message or a tool result is the host's own addition to the same turn
+    (OpenClaw sends its runtime context that way), so its text is joined to the turn's and
+    the tool results are kept.
     """
     user_text = ""
     results: list[str] = []
+    previous = None
     for message in messages:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
         if role == "user":
-            user_text = text_of(message.get("content"))
-            results = []
+            text = text_of(message.get("content"))
+            if previous in ("user", "tool"):
+                user_text = f"{user_text}\n{text}"
+            else:
+                user_text, results = text, []
         elif role == "tool":
             results.append(text_of(message.get("content")))
+        previous = role
     return user_text, results
 
 

@@ -1,0 +1,140 @@
+"""Sync: bring the index up to date with the files before a search, as cheaply as the workspace allows.
+
+The files are compared with the index's file records (records.py) by change
+stamp: new, changed and gone files are written in one commit (writer.py). In a
+small workspace every sync walks every file. Once a walk costs `watch_after`
+(10 ms), or the index holds WATCH_MIN_FILES files, the kernel's change feed
+(watch.py) says which paths to look at instead. Where there is no feed, a walk
+over 10 ms is throttled by its own cost: at most every 5x its duration (capped
+by max_scan_interval), so a burst of searches does not rescan each time.
+
+An index that cannot be written (a full disk, a read-only folder) is not
+damaged: the sync says so once on stderr and searches answer from what the
+index holds; the next sync tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from reme_mcp.errors import os_error_line
+from reme_mcp.index.schema import FileRecord
+from reme_mcp.index.store import BuildReason, IndexStore
+from reme_mcp.index.watch import FileView
+from reme_mcp.index.whoosh_private import is_corruption
+from reme_mcp.index.writer import IndexWriter
+from reme_mcp.workspace import FileEntry, Workspace
+
+log = logging.getLogger("reme_mcp.index")
+
+MIN_THROTTLED_SCAN = 0.010  # seconds
+WATCH_MIN_FILES = 1000  # an index of this many files watches for changes from the start
+
+
+def stale(files: dict[str, FileEntry], records: dict[str, FileRecord], only: set[str] | None = None) -> list[str]:
+    """Paths whose file and index record differ (new, changed or gone), among `only` if given."""
+    if only is not None:
+        return [
+            p
+            for p in only
+            if ((e := files.get(p)) is None and p in records)
+            or (e is not None and ((r := records.get(p)) is None or r.stamp != e.stamp))
+        ]
+    changed = [p for p, e in files.items() if (r := records.get(p)) is None or r.stamp != e.stamp]
+    gone = [p for p in records if p not in files]
+    return changed + gone
+
+
+class IndexSync:
+    """When to compare the files with the index, and which of them."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        store: IndexStore,
+        writer: IndexWriter,
+        max_scan_interval: float = 2.0,
+        watch_after: float = MIN_THROTTLED_SCAN,
+    ) -> None:
+        self.store = store
+        self.writer = writer
+        self.max_scan_interval = max_scan_interval
+        self.watch_after = watch_after
+        self.view = FileView(ws)
+        self._last_scan_end = 0.0
+        self._last_scan_cost = 0.0
+        self._settled: int | None = None  # the records' generation when the files last matched them
+        self._pending: set[str] = set()  # paths the feed reported that are not yet settled
+        self._unwritable: int | None = None  # the errno the last commit failed with, said once
+
+    def sync(self, force: bool = False) -> int:
+        """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
+        store = self.store
+        with store.mutex:
+            started = time.monotonic()
+            cost, builds = self._last_scan_cost, store.builds
+            wait = min(self.max_scan_interval, 5 * cost) if cost >= MIN_THROTTLED_SCAN else 0.0
+            if self.view.watching:
+                wait = 0.0  # reading the kernel's events costs next to nothing: never skip it
+            # Never throttle past a vanished index (someone cleared the folder): build it now.
+            if not force and started - self._last_scan_end < wait and store.exists():
+                return 0
+            try:
+                changed = self._sync_once()
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                store.reset()
+                self._settled = None
+                store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
+                changed = self._sync_once()
+            self._last_scan_end = time.monotonic()
+            if not changed and builds == store.builds:  # the cost of a pure scan, not of indexing
+                self._last_scan_cost = self._last_scan_end - started
+                if self._last_scan_cost >= self.watch_after:
+                    self.view.start_watching()  # the next sync sets the watches
+            return changed
+
+    def _sync_once(self) -> int:
+        store = self.store
+        records = store.records()
+        if len(records) >= WATCH_MIN_FILES:
+            self.view.start_watching()  # a workspace this large is known to scan slowly
+        files, touched = self.view.files()
+        only: set[str] | None = None  # the paths to compare; None: all of them
+        if touched is not None and self._settled is not None and self._settled == store.records_generation:
+            self._pending |= touched
+            if not self._pending:
+                return 0  # no file event, no commit by anyone: nothing to compare
+            only = set(self._pending)
+        if not stale(files, records, only):
+            self._settle()
+            return 0
+        try:
+            with store.lock():
+                # Another process may have done part of the work while we waited.
+                generation = store.records_generation
+                records = store.records()
+                todo = stale(files, records, only if store.records_generation == generation else None)
+                if todo:
+                    self.writer.write_spooled(todo)  # with what writers are waiting to index
+        except OSError as exc:
+            if is_corruption(exc):
+                raise
+            self._say_unwritable(exc)
+            return 0
+        self._unwritable = None
+        self._settle()
+        return len(todo)
+
+    def _settle(self) -> None:
+        """The files and the index's records agree as of this generation."""
+        self._settled = self.store.records_generation
+        self._pending.clear()
+
+    def _say_unwritable(self, exc: OSError) -> None:
+        if exc.errno != self._unwritable:  # the file named differs from one attempt to the next
+            line = os_error_line(exc, "updating the index")
+            log.warning("reme-mcp: %s; searches answer from the index as it is until it can be written", line)
+            self._unwritable = exc.errno

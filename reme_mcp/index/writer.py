@@ -1,0 +1,142 @@
+"""The writer: incremental commits of changed files, and the spool that lets writers share one commit.
+
+A commit re-indexes a set of files (dropping those that are gone) and patches
+the store's file records with what it wrote. `write_files_shared` is what
+`remember` uses: each writer leaves its paths in a spool folder, then takes the
+index lock; whoever holds it indexes everything spooled in one commit. N
+writers at once need far fewer than N commits (a commit is the slow part), and
+a spool entry left by a writer that died is picked up by the next one.
+
+Every path a commit reads comes from derived state (the spool, the records), so
+it is checked like a path a model sent: one that leads outside the workspace
+(`..`, absolute, through a symbolic link) is never read, only dropped from the index.
+A commit that fails (a full disk) gives back Whoosh's write lock before the error
+goes up; an index folder that vanished meanwhile is built again from the files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from whoosh import index as whoosh_index
+
+from reme_mcp.errors import ReMeError
+from reme_mcp.index.home import ensure_folder
+from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_documents, file_record
+from reme_mcp.index.segments import merge_small
+from reme_mcp.index.store import BuildReason, IndexStore
+from reme_mcp.index.whoosh_private import abandon
+from reme_mcp.workspace import Workspace
+
+log = logging.getLogger("reme_mcp.index")
+
+WRITE_LOCK_TIMEOUT = 60.0  # seconds a writer waits for Whoosh's own write lock
+
+
+class IndexWriter:
+    """Commits to one store's index."""
+
+    def __init__(self, ws: Workspace, store: IndexStore) -> None:
+        self.ws = ws
+        self.store = store
+
+    @property
+    def spool(self) -> Path:
+        """Where writers leave the paths they wait to have indexed (beside the index: it may move)."""
+        return self.store.folder / "pending"
+
+    def write_files(self, paths: Iterable[str]) -> None:
+        """Re-index these files now (dropping those that are gone), in one commit."""
+        store = self.store
+        with store.mutex, store.lock():
+            try:
+                self._commit(list(paths))
+            except (FileNotFoundError, whoosh_index.EmptyIndexError):
+                if store.exists():
+                    raise
+                # The folder was cleared under us: the files are the truth, build it from them.
+                store.reset()
+                store.rebuild(BuildReason.MISSING)
+
+    def write_files_shared(self, paths: Iterable[str]) -> None:
+        """Index these files before returning, sharing one commit with writers waiting alongside."""
+        name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        entry = self.spool / name
+        text = "\n".join(paths)
+        for attempt in range(3):  # the folder may be cleared between creating and writing it
+            try:
+                ensure_folder(self.spool)
+                tmp = self.spool / f".{name}"
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, entry)  # readers never see a half-written entry
+                break
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        with self.store.mutex, self.store.lock():
+            if entry.exists():  # else another writer's commit included these files
+                self.write_spooled([])
+
+    def write_spooled(self, paths: Iterable[str]) -> None:
+        """One commit for `paths` and everything writers spooled."""
+        with self.store.mutex, self.store.lock():
+            self._write_spooled(paths)
+
+    def _write_spooled(self, paths: Iterable[str]) -> None:
+        try:
+            entries = [e.path for e in os.scandir(self.spool) if not e.name.startswith(".")]
+        except OSError:
+            entries = []
+        todo = dict.fromkeys(paths)
+        for entry in entries:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                todo.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
+        self.write_files(todo)
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                os.unlink(entry)
+
+    def _commit(self, paths: list[str]) -> None:
+        ix = self.store.index()
+        # Separate files per segment: Whoosh reads a compound file through Python-level
+        # seeks, which made opening the segments after each commit most of its cost.
+        writer = ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+        # Find the old documents with the searcher we hold if it sees the generation the
+        # writer starts from (delete_by_term would open every segment again).
+        held = self.store.held_searcher()
+        if held is not None and held.reader().generation() != writer.generation - 1:
+            held = None
+        written: dict[str, FileRecord | None] = {}
+        try:
+            for path in paths:
+                if held is None:
+                    writer.delete_by_term("path", path)
+                else:
+                    for docnum in held.document_numbers(path=path):
+                        writer.delete_document(docnum)
+                written[path] = None
+                if not self._inside(path):
+                    continue  # dropped from the index, never read
+                for doc in file_documents(self.ws, path):
+                    writer.add_document(**doc)
+                    if doc["kind"] == FILE_RECORD:
+                        written[path] = file_record(doc)
+            writer.commit(mergetype=merge_small)
+        except BaseException:
+            abandon(writer)
+            raise
+        self.store.committed(writer.generation, written)
+
+    def _inside(self, path: str) -> bool:
+        try:
+            self.ws.contained_path(path)
+        except ReMeError as exc:
+            log.warning("reme-mcp: not indexing %r: %s", path[:200], exc)
+            return False
+        return True

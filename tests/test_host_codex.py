@@ -1,0 +1,150 @@
+"""Codex end to end, both routes of docs/clients.md: the configured server (what
+`reme-mcp config codex` prints, appended to config.toml) and the plugin installed from this
+checkout (`codex plugin marketplace add` + `codex plugin add`, the Agent Plugins manifest). Each runs `codex mcp list`,
+then two `codex exec` sessions against a scripted OpenAI Responses model on 127.0.0.1:
+`remember` in the first, `search` in a new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, reme_command
+from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
+from tests.hosts.responses import MODEL_ID, request_bodies, serve_responses
+from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
+
+CODEX = "0.171.0"
+# Codex offers these itself as soon as any MCP server is configured, whatever the server
+# declares (reme declares tools only); they are Codex's, not wrappers of reme's.
+CODEX_MCP_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+
+pytestmark = pytest.mark.node
+
+
+def _env(home: Path) -> dict[str, str]:
+    """A throw-away Codex user; the rest of the environment stays (uv finds its Python there)."""
+    (home / ".codex").mkdir(parents=True)
+    kept = {key: value for key, value in os.environ.items() if not key.startswith(("CODEX", "OPENAI", "REME_"))}
+    return {
+        **kept,
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        # The plugin launches `uvx`; the real uv from PyPI, never a stand-in.
+        "PATH": f"{uv_bin()}{os.pathsep}{os.environ['PATH']}",
+        # A user's uv cache outlives one session; sharing it across runs spares re-downloads.
+        "UV_CACHE_DIR": str(cache_root() / "uv-cache"),
+    }
+
+
+def _provider(base_url: str, *top: str) -> str:
+    """config.toml's model settings: the scripted model as a custom Responses provider."""
+    lines = [*top, f'model = "{MODEL_ID}"', 'model_provider = "scripted"', ""]
+    lines += ["[model_providers.scripted]", 'name = "scripted"', f'base_url = "{base_url}/v1"']
+    return "\n".join([*lines, 'wire_api = "responses"', ""])
+
+
+def _codex(env: dict[str, str], cwd: Path, *args: str, timeout: float = 180) -> str:
+    codex = npm_bin(npm_packages("codex", {"@openai/codex": CODEX}), "codex")
+    done = subprocess.run(
+        [str(codex), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"codex {' '.join(args[:3])} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _two_sessions(env: dict[str, str], cwd: Path) -> None:
+    for prompt in (REMEMBER_PROMPT, RECALL_PROMPT):
+        _codex(env, cwd, "exec", "--skip-git-repo-check", prompt)
+
+
+def _listed(env: dict[str, str], cwd: Path) -> dict[str, dict[str, object]]:
+    """`codex mcp list` as a person reads it (the table, checked for reme's row) and as JSON."""
+    table = _codex(env, cwd, "mcp", "list")
+    rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
+    assert [row[0] for row in rows] == ["reme"], table
+    assert "enabled" in rows[0], table  # Codex's own status column; `mcp list` does not connect
+    return {server["name"]: server for server in json.loads(_codex(env, cwd, "mcp", "list", "--json"))}
+
+
+def _skill_listed(bodies: list[dict[str, object]]) -> bool:
+    """Whether Codex listed the reme-memory skill to the model in a session's first request."""
+    return "reme-memory" in json.dumps(bodies[0].get("input"), ensure_ascii=False)
+
+
+def test_codex_configured_server_remembers_then_finds(tmp_path: Path) -> None:
+    home, project, workspace = tmp_path / "home", tmp_path / "project", tmp_path / "workspace"
+    project.mkdir()
+    env = _env(home)
+    snippet = reme_command("codex", workspace)
+    assert "required = true" in snippet, snippet
+    # The skill where Codex reads it, with the command the docs give.
+    skill = [sys.executable, "-m", "reme_mcp", "skill", "install", "codex"]
+    subprocess.run(skill, env=env, check=True, capture_output=True)
+    with serve_responses() as server:
+        # The docs' route: `reme-mcp config codex >> ~/.codex/config.toml`.
+        (home / ".codex" / "config.toml").write_text(_provider(server.url) + "\n" + snippet, encoding="utf-8")
+        transport = _listed(env, project)["reme"]["transport"]
+        entry = tomllib.loads(snippet)["mcp_servers"]["reme"]
+        assert isinstance(transport, dict), transport
+        assert [transport["command"], transport["args"]] == [entry["command"], entry["args"]], transport
+
+        _two_sessions(env, project)
+        assert_remembered_then_found(server.script, host_tools=CODEX_MCP_TOOLS)
+        bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
+    assert _skill_listed(bodies), json.dumps(bodies[0].get("input"), ensure_ascii=False)[:3000]
+    assert list(workspace.glob("daily/*/test-passphrase.md")), "remember wrote no daily note"
+
+
+def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = _env(home)
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    with serve_responses() as server:
+        # The host's defaults: nothing in config.toml but the model.
+        (home / ".codex" / "config.toml").write_text(_provider(server.url), encoding="utf-8")
+        _codex(env, project, "plugin", "marketplace", "add", str(plugin))
+        _codex(env, project, "plugin", "add", "reme-mcp@reme-mcp")
+        plugins = _codex(env, project, "plugin", "list")
+        assert any(
+            line.split()[:3] == ["reme-mcp@reme-mcp", "installed,", "enabled"] for line in plugins.splitlines()
+        ), plugins
+        transport = _listed(env, project)["reme"]["transport"]
+        assert isinstance(transport, dict), transport
+        # The plugin's launcher, from the copy of the plugin in Codex's plugin cache; its
+        # environment and the memory in the plugin's data folder.
+        command, args = Path(str(transport["command"])), transport["args"]
+        assert command.name == "reme-mcp" and command.parent.name == "bin", transport
+        root = Path(transport["cwd"]) if transport.get("cwd") else command.parent.parent
+        assert root.is_relative_to(home / ".codex" / "plugins" / "cache") and (root / "reme_mcp").is_dir(), transport
+        data = Path(args[args.index("--plugin-data") + 1])
+        assert data.is_relative_to(home / ".codex" / "plugins" / "data"), data
+        workspace = Path(args[args.index("--workspace") + 1])
+        assert workspace == data / "workspace", workspace
+
+        # The first start after installing builds the plugin's environment with uv (seconds,
+        # more on a cold uv cache), longer than Codex waits for an optional server; a user
+        # waits for it once with this one-off flag, as docs/clients.md says. Every later start
+        # runs from that environment, inside Codex's default grace.
+        _codex(env, project, "exec", "-c", "mcp_optional_startup_grace_ms=120000", "--skip-git-repo-check", "你好")
+        assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"
+
+        _two_sessions(env, project)
+        assert_remembered_then_found(server.script, host_tools=CODEX_MCP_TOOLS)
+        bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
+    assert _skill_listed(bodies), json.dumps(bodies[0].get("input"), ensure_ascii=False)[:3000]
+    assert list(workspace.glob("daily/*/test-passphrase.md")), "remember wrote no daily note"
