@@ -5,6 +5,9 @@ Every LoCoMo conversation becomes a real ReMe workspace (one
 turn), is indexed by reme-mcp, and every question of categories 1-4 is run
 through ``Memory.search``: the very operation the MCP ``search`` tool calls.
 A question is a hit at k when a top-k result's lines cover an evidence turn.
+Since a wider result covers more turns, every row also says how many lines and
+characters (of snippet) a top-5 result returned on average: a gain that came
+with many more lines per hit is a wider window, not better ranking.
 
 The data is read where it lives (``../shared/data/locomo/`` by default) and is
 never copied into the repository; workspaces live in a temporary folder.
@@ -34,6 +37,7 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.query import Or, Term
 from whoosh.scoring import BM25F
 
+from reme_mcp import boundary
 from reme_mcp.config import load_settings
 from reme_mcp.memory import Memory
 
@@ -44,7 +48,7 @@ LIMIT = 10
 _EVIDENCE_RE = re.compile(r"D:?(\d+):0*(\d+)")
 
 Location = tuple[str, int]  # (workspace path, 1-based line)
-Ranked = list[tuple[str, int, int]]  # (path, start_line, end_line), best first
+Ranked = list[tuple[str, int, int, int]]  # (path, start_line, end_line, characters returned), best first
 
 
 @dataclass
@@ -70,6 +74,9 @@ class Outcome:
     all5: bool
     all10: bool
     session5: bool
+    lines5: int  # lines the top-5 results cover, in all
+    chars5: int  # characters the top-5 results return, in all
+    hits5: int  # how many results the top 5 holds
     ms: float  # wall clock
     cpu_ms: float  # this thread's CPU time: steadier than wall clock on a shared machine
 
@@ -151,7 +158,7 @@ def write_workspace(root: Path, conversation: Conversation) -> None:
 def baseline_searcher(conversation: Conversation) -> Callable[[str], Ranked]:
     """The plain baseline: one Whoosh document per turn, StandardAnalyzer, BM25F, an OR of the words."""
     analyzer = StandardAnalyzer()
-    schema = Schema(path=STORED, line=STORED, content=TEXT(analyzer=analyzer))
+    schema = Schema(path=STORED, line=STORED, content=TEXT(analyzer=analyzer, stored=True))
     ix = RamStorage().create_index(schema)
     writer = ix.writer()
     for path, messages in conversation.files.items():
@@ -165,7 +172,7 @@ def baseline_searcher(conversation: Conversation) -> Callable[[str], Ranked]:
         if not words:
             return []
         hits = searcher.search(Or([Term("content", w) for w in words]), limit=LIMIT)
-        return [(h["path"], h["line"], h["line"]) for h in hits]
+        return [(h["path"], h["line"], h["line"], len(h["content"])) for h in hits]
 
     return search
 
@@ -176,20 +183,26 @@ def reme_searcher(root: Path) -> Callable[[str], Ranked]:
 
     def search(text: str) -> Ranked:
         result = memory.search(text, limit=LIMIT)
-        return [(r.path, r.start_line, r.end_line) for r in result.results]
+        return [
+            (r.path, r.start_line, r.end_line, len(boundary.strip_recalled(r.snippet).strip())) for r in result.results
+        ]
 
     return search
 
 
 def judge(question: Question, ranked: Ranked, ms: float, cpu_ms: float) -> Outcome:
     def covered(k: int) -> set[Location]:
-        return {(p, ln) for p, ln in question.evidence for rp, s, e in ranked[:k] if rp == p and s <= ln <= e}
+        return {(p, ln) for p, ln in question.evidence for rp, s, e, _ in ranked[:k] if rp == p and s <= ln <= e}
 
     rank = next(
-        (i for i, (rp, s, e) in enumerate(ranked, 1) if any(rp == p and s <= ln <= e for p, ln in question.evidence)),
+        (
+            i
+            for i, (rp, s, e, _) in enumerate(ranked, 1)
+            if any(rp == p and s <= ln <= e for p, ln in question.evidence)
+        ),
         None,
     )
-    sessions = list(dict.fromkeys(p for p, _, _ in ranked))[:5]
+    sessions = list(dict.fromkeys(p for p, _, _, _ in ranked))[:5]
     evidence_sessions = {p for p, _ in question.evidence}
     return Outcome(
         category=question.category,
@@ -197,6 +210,9 @@ def judge(question: Question, ranked: Ranked, ms: float, cpu_ms: float) -> Outco
         all5=covered(5) == question.evidence,
         all10=covered(10) == question.evidence,
         session5=any(p in evidence_sessions for p in sessions),
+        lines5=sum(e - s + 1 for _, s, e, _ in ranked[:5]),
+        chars5=sum(c for _, _, _, c in ranked[:5]),
+        hits5=len(ranked[:5]),
         ms=ms,
         cpu_ms=cpu_ms,
     )
@@ -228,6 +244,8 @@ def summarise(outcomes: list[Outcome]) -> dict[str, float]:
         "all@10": share(o.all10 for o in outcomes),
         "mrr": round(sum(1 / o.rank for o in outcomes if o.rank) / n, 3),
         "session@5": share(o.session5 for o in outcomes),
+        "lines/hit": round(sum(o.lines5 for o in outcomes) / max(1, sum(o.hits5 for o in outcomes)), 2),
+        "chars/hit": round(sum(o.chars5 for o in outcomes) / max(1, sum(o.hits5 for o in outcomes))),
         "p50_ms": round(statistics.median(times), 2),
         "p95_ms": round(times[min(n - 1, int(0.95 * n))], 2),
         "p95_cpu_ms": round(cpu[min(n - 1, int(0.95 * n))], 2),
@@ -244,7 +262,8 @@ def report(methods: dict[str, Totals]) -> dict[str, dict[str, dict[str, float]]]
 
 
 def render(table: dict[str, dict[str, dict[str, float]]]) -> str:
-    columns = ["n", "any@5", "all@5", "any@10", "all@10", "mrr", "session@5", "p50_ms", "p95_ms", "p95_cpu_ms"]
+    columns = ["n", "any@5", "all@5", "any@10", "all@10", "mrr", "session@5", "lines/hit", "chars/hit"]
+    columns += ["p50_ms", "p95_ms", "p95_cpu_ms"]
     head = f"{'scope':<15} {'method':<9}" + "".join(f"{c:>11}" for c in columns)
     rows = [head, "-" * len(head)]
     scopes = next(iter(table.values())).keys()

@@ -13,13 +13,13 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from typing import Any
 
-from reme_mcp import __version__, boundary, swap, traverse
+from reme_mcp import __version__, boundary, exchange, swap, traverse
 from reme_mcp.boundary import escaped
 from reme_mcp.config import Settings
 from reme_mcp.daily import DayIndex, parse_date, parse_range
 from reme_mcp.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.index import ChunkHit, MemoryIndex, ranking
 from reme_mcp.index.snippets import snippet
 from reme_mcp.intake import NoteInput, check_input
 from reme_mcp.ledger import Ledger
@@ -81,8 +81,10 @@ class Memory:
         if not self.ws.root.is_dir():
             return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
-        tokens = self.index.query_tokens(query[:MAX_QUERY_CHARS])
-        hits, total = self.index.search(tokens, limit, start, end, prefix)
+        text = query[:MAX_QUERY_CHARS]
+        tokens = self.index.query_tokens(text)
+        hits, total = self.index.search(tokens, limit, start, end, prefix, ranking.phrase_pairs(text))
+        hits = [exchange.with_reply(hit, self.index.following) for hit in hits]
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
         terms = frozenset(tokens)
         results = [_search_hit(hit, terms, share) for hit in hits]

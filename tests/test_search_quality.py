@@ -208,3 +208,50 @@ def test_malformed_queries_answer_with_results_or_nothing(memory: Memory, query:
     result = memory.search(query, limit=5)
     assert isinstance(result.results, list)
     assert all(hit.path.startswith("daily/") for hit in result.results)
+
+
+# ---- a phrase a person remembers: the note holding it comes first ------------------------------
+
+# Notes as `remember` writes them when only the content is given: the name and the
+# description are the note's first words, so a common word there is in every field.
+RECALLED = {
+    "noxcynval-cache": "# Noxcynval cache layer notes\n\nNoxcynval shifted the cache layer from Redis to Kafka.",
+    "noxcynval-audit": "# Noxcynval audit log notes\n\nNoxcynval decided to freeze the audit log before the demo.",
+    "noxcynval-billing": "# Noxcynval billing notes\n\nNoxcynval billing service handled 5000 requests per second.",
+    "noxcynval-queue": "# Noxcynval job queue notes\n\nThe Noxcynval job queue dropped the backup of the week.",
+    "noxcynval-auth": "# Noxcynval auth gateway notes\n\nNoxcynval auth gateway plan slipped to March.",
+    "rosa-race": "# Rosa race condition notes\n\nRosa reviewed the race condition report.",
+    "weekly-ops": (
+        "# Weekly ops review, week 48\n\nThe on-call rotation changed twice this week and the dashboards were "
+        "rebuilt from scratch after the metrics exporter upgrade. Elena proposed splitting the report scheduler. "
+        "Later, Noxcynval moved the backup agent to MinIO after the nightly failures. Rosa fixed a race in the "
+        "session store that caused login timeouts."
+    ),
+    "计费-说明": "# 计费服务记录\n\n计费服务的接口文档已经更新。",
+    "计费-压测": "# 计费压测记录\n\n计费服务在压测中达到每秒八千次请求。",
+    "计费-告警": "# 计费告警记录\n\n计费告警阈值调整为五百毫秒。",
+    "青河-周报": (
+        "# 青河 周报\n\n本周青河项目把配置加载器从Redis迁移到了Envoy，由周婷负责验收。"
+        "值班记录显示夜间备份失败两次，原因是主库磁盘写满。朱琳为计费服务写了操作手册，以后出现看板数据为空时不用半夜叫人。"
+    ),
+}
+RECALL_QUERIES = [
+    ("Noxcynval moved the backup", "weekly-ops"),
+    ("Rosa fixed a race", "weekly-ops"),
+    ("朱琳为计费", "青河-周报"),
+]
+
+
+@pytest.fixture(scope="module")
+def recalled(tmp_path_factory: pytest.TempPathFactory) -> Memory:
+    root = tmp_path_factory.mktemp("recalled") / ".reme"
+    memory = Memory(load_settings(workspace=str(root)))
+    for name, content in RECALLED.items():
+        memory.remember(content, date="2026-11-28", request_id=name)
+    return memory
+
+
+@pytest.mark.parametrize(("query", "expected"), RECALL_QUERIES)
+def test_the_note_holding_the_phrase_comes_first(recalled: Memory, query: str, expected: str) -> None:
+    top = [hit.path for hit in recalled.search(query, limit=3).results]
+    assert top and top[0].startswith(f"daily/2026-11-28/{expected}"), top

@@ -17,12 +17,13 @@ one door to it; behind it:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from whoosh import index as whoosh_index
+from whoosh.query import Term
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
@@ -52,9 +53,10 @@ class ChunkHit:
     description: str
     date: str | None
     content: str
+    docnum: int = -1  # where the searcher that found it holds it (see MemoryIndex.following)
 
 
-def _chunk_hit(fields: dict[str, Any], score: float) -> ChunkHit:
+def _chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHit:
     return ChunkHit(
         path=fields["path"],
         start_line=int(fields.get("start_line") or 1),
@@ -64,6 +66,7 @@ def _chunk_hit(fields: dict[str, Any], score: float) -> ChunkHit:
         description=fields.get("description") or "",
         date=fields.get("date") or None,
         content=fields.get("content") or "",
+        docnum=docnum,
     )
 
 
@@ -94,6 +97,7 @@ class MemoryIndex:
         self._writer = IndexWriter(ws, self._store)
         self._sync = IndexSync(ws, self._store, self._writer, max_scan_interval, watch_after)
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+        self._phrase_texts = ranking.PhraseTexts()
 
     @property
     def folder(self) -> Path:
@@ -174,14 +178,40 @@ class MemoryIndex:
         start_date: str | None = None,
         end_date: str | None = None,
         path_prefix: str | None = None,
+        phrase: Sequence[str] = (),
     ) -> tuple[list[ChunkHit], int]:
-        """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks."""
+        """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks.
+
+        `phrase`: the query's adjacent word pairs (ranking.phrase_pairs), which lift chunks holding them.
+        """
         if not tokens:
             return [], 0
         where = filters(start_date, end_date, path_prefix)
+        texts = self._phrase_texts
         return self._read(
-            lambda searcher: best_chunks(self.ws, searcher, self._scorer, tokens, limit, where, _chunk_hit)
+            lambda searcher: best_chunks(
+                self.ws, searcher, self._scorer, tokens, limit, where, _chunk_hit, phrase, texts
+            )
         )
+
+    def following(self, hit: ChunkHit) -> ChunkHit | None:
+        """The chunk that starts on the line after `hit` in its file, if the index holds one.
+
+        Read from the generation the last search read, so a hit and its neighbour agree.
+        A file's chunks are added in order, so the next document is tried first: a term
+        lookup of the chunk id costs about 2 ms, this a stored-fields read.
+        """
+        chunk_id = f"{hit.path}#{hit.end_line + 1}"
+        with self._store.mutex:
+            held = self._store.held_searcher()
+            searcher = held if held is not None else self._store.searcher()
+            docnum, fields = hit.docnum + 1, None
+            if 0 < docnum < searcher.doc_count_all() and not searcher.reader().is_deleted(docnum):
+                fields = searcher.stored_fields(docnum)
+            if fields is None or fields.get("chunk_id") != chunk_id:
+                found = list(Term("chunk_id", chunk_id).docs(searcher))
+                docnum, fields = (found[0], searcher.stored_fields(found[0])) if found else (-1, None)
+        return None if fields is None else _chunk_hit(fields, 0.0, docnum)
 
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""

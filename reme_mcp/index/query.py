@@ -9,7 +9,7 @@ outside the workspace) is never returned.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from whoosh.query import And, Prefix, Query, TermRange
@@ -68,18 +68,34 @@ def best_chunks(
     tokens: list[str],
     limit: int,
     where: list[Query],
-    hit: Callable[[dict[str, Any], float], H],
+    hit: Callable[[dict[str, Any], float, int], H],
+    phrase: Sequence[str] = (),
+    texts: ranking.PhraseTexts | None = None,
 ) -> tuple[list[H], int]:
-    """The `limit` best chunks for the tokens (made by `hit` from stored fields and score), and how many matched."""
+    """The `limit` best chunks for the tokens (made by `hit` from stored fields, score and docnum), and how many matched.
+
+    `phrase`: the query's adjacent word pairs, re-ranked by ranking.phrase_rerank; `texts` keeps chunks' words.
+    """
     terms = ranking.query_terms(tokens, searcher)
     allowed = frozenset(And(where).docs(searcher)) if where else None
-    best, total = scorer.top(searcher, terms, limit + SPARE_HITS, allowed)
+    ranked, total = scorer.ranked(searcher, terms, allowed)
+    read: dict[int, dict[str, Any]] = {}  # the phrase stage's reads serve the hits too
+
+    def stored(doc: int) -> dict[str, Any]:
+        if doc not in read:
+            read[doc] = searcher.stored_fields(doc)
+        return read[doc]
+
+    kept = texts if texts is not None else ranking.PhraseTexts()
+    best = ranking.phrase_rerank(
+        ranked, lambda doc: kept.words(searcher, doc, stored), phrase, limit + SPARE_HITS, limit
+    )
     hits: list[H] = []
     for docnum, score in best:
-        fields = searcher.stored_fields(docnum)
+        fields = stored(docnum)
         if ws.entry(str(fields["path"])) is None:
             continue  # deleted since the last scan: never point at a missing file
-        hits.append(hit(fields, score))
+        hits.append(hit(fields, score, docnum))
     return ranking.diversify(hits, limit), total
 
 

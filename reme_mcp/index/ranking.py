@@ -7,18 +7,28 @@ decide what comes first sit in one place, each with the measurement behind it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice, pairwise
 from typing import Any, Protocol, TypeVar
 
 from reme_mcp.documents import Chunk
-from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.analysis import _CJK_CHARS, fold, memory_analyzer
 from reme_mcp.index.scoring import WeightedTerm
 
-# Field weights. A note's name and description say what it is about. On LoCoMo
-# (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker 0.5 -> 1.0 +1.4 (a
-# question that names a person is most often answered by that person); when 0.5
-# +1.5 (questions say "in May 2023").
-FIELD_BOOSTS = {"content": 1.0, "name": 2.0, "description": 1.5, "speaker": 1.0, "context": 0.5, "when": 0.5}
+# Field weights. On LoCoMo (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker
+# 0.5 -> 1.0 +1.4 (a question that names a person is most often answered by that
+# person); when 0.5 +1.5 (questions say "in May 2023").
+# A note's name and description (remember derives both from its first words when not
+# given) weigh 0.1 each: at 2.0 and 1.5 a common word in five notes' titles outranked
+# the one note whose body holds the rare words searched for. On the peer harness
+# (bench/peers.py --in-process, recall@5 EN ZH on seed 1, then seed 2, with the phrase
+# stage) name / description 2.0 / 1.5: 0.89 0.91 (seed 1); 0.5 / 0.2: 0.97 0.97, 0.95 0.97;
+# 0.3 / 0.3: 0.97 0.97, 0.95 0.97; 0.1 / 0.1: 0.98 0.98, 0.98 0.98; 0 / 0 no better. Dialogs
+# have neither, so LoCoMo is unmoved. Kept above zero so a word found only there finds it.
+FIELD_BOOSTS = {"content": 1.0, "name": 0.1, "description": 0.1, "speaker": 1.0, "context": 0.5, "when": 0.5}
 # How many messages each side of a dialog message are indexed as its context:
 # window 1 +6.0 any@5 over none, window 2 +2.3 over 1, window 3 no better than 2.
 CONTEXT_WINDOW = 2
@@ -43,6 +53,30 @@ CONTEXT_MAX_DF_SHARE = 0.02
 # were most of the slowest queries' cost: on bench/perf.py's 30k-chunk workspace search
 # p50 17.7 -> 6.2 ms and p95 61.6 -> 45.4 ms (LoCoMo, all English, unchanged).
 CJK_CHAR_MAX_DF_SHARE = 0.02
+# A chunk holding every adjacent pair of the query's words (a verbatim phrase) scores
+# (1 + PHRASE_BOOST) times its BM25; one holding some pairs, in proportion. On the peer
+# harness (2,000 notes, queries cut verbatim from one) this lifts the target over notes
+# that share a rare word in their title; see phrase_rerank for what it costs.
+PHRASE_BOOST = 1.0
+# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): 70 for
+# a query of a few words, as a person recalls a phrase; 20 for a longer one (a question),
+# whose pairs seldom stand verbatim in a chunk, while its flat BM25 scores made the walk
+# long. Reading a candidate's text is the cost: on bench/perf.py's 10k workspace (300
+# queries, CPU per query, medians of four alternating runs) p50 / p95 were 5.9 / 14.3 ms
+# without the stage, 5.9 / 14.4 at 70, 6.1 / 15.0 at 100, and 200 for every query was
+# +30% at p95; recall@5 on the peer harness (in process) is 0.98 EN and ZH on seeds 1 and
+# 2 at 70 and 100, 0.97 EN on seed 2 at 50.
+PHRASE_POOL = 70
+PHRASE_POOL_LONG = 20
+PHRASE_SHORT_PAIRS = 5  # at most this many pairs (six words) is a few words
+# Chunks whose words PhraseTexts keeps (about 0.4 kB each).
+PHRASE_CACHE = 20_000
+# Words for phrase matching: each CJK character on its own (its pairs are the bigrams
+# the index holds), any other run of letters and digits as one word.
+_PHRASE_WORD = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+")
+# Letters that may carry an accent fold() drops (Latin, Greek, Cyrillic; NFKC composes
+# them), and the combining accents NFKC leaves alone.
+_ACCENTED = re.compile("[\u00c0-\u024f\u0300-\u04ff\u1e00-\u1fff]")
 
 
 def _cjk_char(token: str) -> bool:
@@ -60,14 +94,18 @@ def query_terms(tokens: Sequence[str], searcher: Any) -> list[WeightedTerm]:
     """
     docs = searcher.doc_count()
     context = list(tokens)
+    # Each lookup visits every segment: the ones made here are handed on to the scorer.
+    known: dict[tuple[str, str], int] = {}
     if docs >= MIN_PRUNE_DOCS:
         limit = MAX_DF_SHARE * docs
         df = {t: searcher.doc_frequency("content", t) for t in tokens}
+        known.update((("content", t), n) for t, n in df.items())
         kept = [t for t in tokens if df[t] <= (CJK_CHAR_MAX_DF_SHARE * docs if _cjk_char(t) else limit)]
         tokens = kept or sorted(tokens, key=df.__getitem__)[:1]
-        context = [t for t in tokens if searcher.doc_frequency("context", t) <= CONTEXT_MAX_DF_SHARE * docs]
+        known.update((("context", t), searcher.doc_frequency("context", t)) for t in tokens)
+        context = [t for t in tokens if known["context", t] <= CONTEXT_MAX_DF_SHARE * docs]
     return [
-        WeightedTerm(field, token, boost)
+        WeightedTerm(field, token, boost, known.get((field, token)))
         for field, boost in FIELD_BOOSTS.items()
         if boost
         for token in (context if field == "context" else tokens)
@@ -157,3 +195,100 @@ def date_words(day: str) -> str:
     if not 1 <= month <= 12:
         return ""
     return f"{day[:4]} {_MONTHS[month - 1]} {int(day[8:])}"
+
+
+def phrase_words(text: str) -> list[str]:
+    """The words of a text in order, folded as the index folds them: the unit of phrase matching.
+
+    Accents are folded only when a Latin letter that may carry one is present: the
+    decomposition it takes was half the cost of a Chinese chunk's words.
+    """
+    if text.isascii():
+        return _PHRASE_WORD.findall(text.lower())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _PHRASE_WORD.findall(fold(folded) if _ACCENTED.search(folded) else folded)
+
+
+def phrase_pairs(query: str) -> list[str]:
+    """The query's adjacent word pairs, each as 'a b', without repeats."""
+    words = phrase_words(query)
+    return list(dict.fromkeys(f"{a} {b}" for a, b in pairwise(words)))
+
+
+def spaced_words(*texts: str) -> str:
+    """The texts' phrase words between single spaces, with a space at each end: ' a b c '.
+
+    Several texts are kept apart by a '|', which no query word is, so no pair spans two.
+    """
+    return f" {' | '.join(' '.join(words) for text in texts if (words := phrase_words(text)))} "
+
+
+def phrase_share(pairs: Sequence[str], spaced: str) -> float:
+    """The share of `pairs` found adjacent and in order in a spaced_words text."""
+    if not pairs:
+        return 0.0
+    return sum(f" {pair} " in spaced for pair in pairs) / len(pairs)
+
+
+class PhraseTexts:
+    """Each chunk's spaced_words (its name, description and text), kept while the index generation stays the same.
+
+    The name and description count: a note named "go-backend" holds the phrase "Go backend".
+
+    Reading a chunk's stored text was most of the phrase stage's cost, and the same
+    chunks come back as candidates query after query.
+    """
+
+    def __init__(self, capacity: int = PHRASE_CACHE) -> None:
+        self.capacity = capacity
+        self._generation: object = None
+        self._texts: dict[int, str] = {}
+
+    def words(self, searcher: Any, doc: int, stored: Callable[[int], dict[str, Any]] | None = None) -> str:
+        """The chunk's spaced_words; `stored` reads its stored fields (default: the searcher's)."""
+        generation = searcher.reader().generation()
+        if generation != self._generation or len(self._texts) >= self.capacity:
+            self._generation, self._texts = generation, {}
+        spaced = self._texts.get(doc)
+        if spaced is None:
+            fields = stored(doc) if stored else searcher.stored_fields(doc)
+            texts = (fields.get("name") or "", fields.get("description") or "", fields.get("content") or "")
+            spaced = self._texts[doc] = spaced_words(*texts)
+        return spaced
+
+
+def phrase_rerank(
+    ranked: Iterable[tuple[int, float]],
+    words_of: Callable[[int], str],
+    pairs: Sequence[str],
+    limit: int,
+    exact: int,
+    pool: int | None = None,
+) -> list[tuple[int, float]]:
+    """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
+
+    The phrase can at most multiply a score by (1 + PHRASE_BOOST), so once the
+    `exact`-th best final score beats what the next BM25 candidate could reach, no
+    later one can enter the first `exact` places: the walk stops there, usually after
+    a few dozen candidates, and the first `exact` results are those of re-ranking
+    every match (tests/test_ranking.py checks that against the plain computation).
+    Only when `pool` candidates did not settle them does it stop early, on BM25's order.
+    """
+    if not pairs:
+        return list(islice(ranked, limit))
+    if pool is None:
+        pool = PHRASE_POOL if len(pairs) <= PHRASE_SHORT_PAIRS else PHRASE_POOL_LONG
+    scored: list[tuple[float, int]] = []
+    leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
+    for doc, score in ranked:
+        if len(scored) >= limit and leaders[0] > score * (1 + PHRASE_BOOST):
+            break
+        if len(scored) >= max(pool, limit):
+            break
+        final = score * (1 + PHRASE_BOOST * phrase_share(pairs, words_of(doc)))
+        scored.append((-final, doc))
+        if len(leaders) < exact:
+            heapq.heappush(leaders, final)
+        elif final > leaders[0]:
+            heapq.heapreplace(leaders, final)
+    return [(doc, -negative) for negative, doc in sorted(scored)[:limit]]

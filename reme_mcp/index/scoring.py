@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ class WeightedTerm:
     field: str
     text: str
     boost: float
+    df: int | None = None  # its document frequency, when the caller already looked it up
 
 
 class BM25Scorer:
@@ -48,6 +49,7 @@ class BM25Scorer:
     def __init__(self, k1: float, b: float) -> None:
         self.k1, self.b = k1, b
         self._lengths: dict[tuple[str, str], bytes] = {}
+        self._norms: dict[tuple[str, float], list[float]] = {}
 
     def top(
         self, searcher: Any, terms: Sequence[WeightedTerm], limit: int, allowed: frozenset[int] | None = None
@@ -56,20 +58,46 @@ class BM25Scorer:
 
         `allowed`, if given, is the set of document numbers a result may have (a filter).
         """
+        scores = self.scores(searcher, terms, allowed)
+        best = heapq.nsmallest(limit, ((-score, doc) for doc, score in scores.items()))
+        return [(doc, -negative) for negative, doc in best], len(scores)
+
+    def ranked(
+        self, searcher: Any, terms: Sequence[WeightedTerm], allowed: frozenset[int] | None = None
+    ) -> tuple[Iterator[tuple[int, float]], int]:
+        """Every matching (docnum, score), best first (as `top` orders them), drawn lazily, and their number.
+
+        A re-ranking stage that stops after the first few pays for a heap over the
+        matches, not for sorting all of them.
+        """
+        scores = self.scores(searcher, terms, allowed)
+        heap = [(-score, doc) for doc, score in scores.items()]
+        heapq.heapify(heap)
+
+        def best_first() -> Iterator[tuple[int, float]]:
+            while heap:
+                negative, doc = heapq.heappop(heap)
+                yield doc, -negative
+
+        return best_first(), len(heap)
+
+    def scores(
+        self, searcher: Any, terms: Sequence[WeightedTerm], allowed: frozenset[int] | None = None
+    ) -> dict[int, float]:
+        """The BM25 score of every live document matching any term (and in `allowed`, if given)."""
         docs = searcher.doc_count()
         if not docs:  # a new or emptied workspace: its index may have no segment at all
-            return [], 0
+            return {}
         leaves = list(searcher.leaf_searchers())
         self._forget_other_segments([s.reader() for s, _ in leaves])
         scores: dict[int, float] = {}
         for term in terms:
-            df = searcher.doc_frequency(term.field, term.text)
+            df = term.df if term.df is not None else searcher.doc_frequency(term.field, term.text)
             if not df:
                 continue
             idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
             weight = term.boost * idf * (self.k1 + 1)
-            avg = searcher.avg_field_length(term.field) or 1.0
-            norm = [self.k1 * ((1 - self.b) + self.b * length / avg) for length in _LENGTH_OF_BYTE]
+            norm = self._length_norms(term.field, searcher.avg_field_length(term.field) or 1.0)
             for leaf, offset in leaves:
                 reader = leaf.reader()
                 if (term.field, term.text) not in reader:
@@ -85,8 +113,17 @@ class BM25Scorer:
                 scores.pop(doc + offset, None)
         if allowed is not None:
             scores = {doc: score for doc, score in scores.items() if doc in allowed}
-        best = heapq.nsmallest(limit, ((-score, doc) for doc, score in scores.items()))
-        return [(doc, -negative) for negative, doc in best], len(scores)
+        return scores
+
+    def _length_norms(self, field: str, avg: float) -> list[float]:
+        """BM25's length norm for each of the 256 encoded lengths: the same for every term of a field."""
+        norm = self._norms.get((field, avg))
+        if norm is None:
+            if len(self._norms) > 64:  # averages move with every commit: keep the recent ones
+                self._norms.clear()
+            norm = [self.k1 * ((1 - self.b) + self.b * length / avg) for length in _LENGTH_OF_BYTE]
+            self._norms[field, avg] = norm
+        return norm
 
     def _segment_lengths(self, reader: Any, field: str) -> bytes:
         """One byte per document of this segment: its length in `field`, as Whoosh encodes it."""
