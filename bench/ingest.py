@@ -146,11 +146,12 @@ def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float, st
     begin = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reme_mcp", *args], env=env, stdout=subprocess.PIPE, text=True)
     peak = [0.0]
+    done = threading.Event()
 
-    def sample() -> None:
+    def sample() -> None:  # never polls the process: wait4 below must be the one that reaps it
         with contextlib.suppress(psutil.Error):
             top = psutil.Process(proc.pid)
-            while proc.poll() is None:
+            while not done.is_set():
                 total = 0
                 for p in [top, *top.children(recursive=True)]:
                     with contextlib.suppress(psutil.Error):
@@ -163,6 +164,7 @@ def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float, st
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - begin
+    done.set()
     sampler.join(timeout=1)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"reme-mcp {' '.join(args)} failed")
