@@ -332,5 +332,5 @@ def test_the_index_folder_deleted_under_load_costs_no_call(tmp_path: Path, env: 
     assert deletions >= 3, "the workers finished before the folder was deleted"
     assert len(lines) == 3 * 45
     assert [line for line in lines if "error" in line] == [], "\n".join(
-        str(line.get("error")) for line in lines if "error" in line
+        str(line.get("trace") or line.get("error")) for line in lines if "error" in line
     )
