@@ -153,7 +153,9 @@ class IndexStore:
             try:
                 return self._latest_searcher()
             except Exception as exc:
-                vanished = isinstance(exc, (FileNotFoundError, whoosh_index.EmptyIndexError)) and not self.exists()
+                # A file gone under an open index: the folder was cleared or rebuilt (by a person,
+                # another process) since it was opened. Open it afresh (building it if it is gone).
+                vanished = isinstance(exc, (FileNotFoundError, whoosh_index.EmptyIndexError))
                 if not (vanished or is_corruption(exc)):
                     raise
                 self.reset()

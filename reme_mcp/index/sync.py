@@ -19,6 +19,8 @@ import contextlib
 import logging
 import time
 
+from whoosh import index as whoosh_index
+
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index.schema import FileRecord, same_bytes
 from reme_mcp.index.store import BuildReason, IndexStore
@@ -124,7 +126,15 @@ class IndexSync:
                 todo = stale(files, records, only if store.records_generation == generation else None)
                 moved, todo = self._split_unchanged(files, records, todo)
                 if moved:
-                    self.writer.restamp(moved)
+                    try:
+                        self.writer.restamp(moved)
+                    except (OSError, TypeError, whoosh_index.EmptyIndexError) as exc:
+                        # Restamping only spares work: when the folder changes under it (cleared,
+                        # rebuilt by another process), the files are indexed the ordinary way.
+                        if is_corruption(exc) and store.exists():
+                            raise
+                        todo += list(moved)
+                        moved = {}
                 if len(todo) >= BULK_AT and len(todo) * 2 > len(files):
                     store.reset()
                     self._settled = None
