@@ -10,35 +10,20 @@ outside the workspace) is never returned.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from whoosh.query import And, Prefix, Query, TermRange
 from whoosh.searching import Searcher
 
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.ranking import H
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.workspace import Workspace
 
 MAX_QUERY_TOKENS = 64
 # Hits scored beyond the limit, so that dropping vanished files and moving repeats back still fills it.
 SPARE_HITS = 10
-
-
-class Hit(Protocol):
-    """What diversification needs of a hit."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def content(self) -> str: ...
-
-
-H = TypeVar("H", bound=Hit)
 
 
 def query_tokens(text: str) -> list[str]:

@@ -136,7 +136,9 @@ def context_texts(chunks: Sequence[Chunk], kind: str) -> list[str]:
     return out
 
 
-class _Located(Protocol):
+class Located(Protocol):
+    """What diversification (and the query that hands it hits) needs of a hit."""
+
     @property
     def path(self) -> str: ...
     @property
@@ -147,7 +149,7 @@ class _Located(Protocol):
     def content(self) -> str: ...
 
 
-H = TypeVar("H", bound=_Located)
+H = TypeVar("H", bound=Located)
 
 
 def diversify(hits: Sequence[H], limit: int) -> list[H]:
