@@ -134,7 +134,7 @@ class MemoryIndex:
 
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
-        return self._sync.sync(force)
+        return self._despite_clearing(lambda: self._sync.sync(force))
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Build the whole index afresh from the files and swap it in; returns the chunk count."""
@@ -159,14 +159,19 @@ class MemoryIndex:
         meanwhile (by a person, a cleaner): the next attempt builds it again from the files.
         """
         todo = list(paths)
+        self._despite_clearing(lambda: self._writer.write_files_shared(todo))
+
+    def _despite_clearing(self, step: Callable[[], T]) -> T:
+        """Run an index operation; when a file of the index vanishes under it (the folder was
+        cleared or rebuilt elsewhere meanwhile), open the index afresh and run it again."""
         for attempt in range(3):
             try:
-                self._writer.write_files_shared(todo)
-                return
+                return step()
             except (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError):
                 if attempt == 2:
                     raise
                 self._store.reset()
+        raise AssertionError("unreachable")
 
     def query_tokens(self, text: str) -> list[str]:
         return query_tokens(text)
