@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import ROOT, assert_remembered_then_found, copy_plugin, reme_command
+from tests.hosts.acceptance import ROOT, assert_remembered_then_found, copy_plugin, reme_command, run_host
 from tests.hosts.anthropic import AUX_MODEL, MODEL_ID, request_bodies, serve_anthropic
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
@@ -56,16 +55,7 @@ def _env(home: Path, base_url: str) -> dict[str, str]:
 
 def _claude(env: dict[str, str], cwd: Path, *args: str, timeout: float = 180) -> str:
     claude = npm_bin(npm_packages("claude-code", {"@anthropic-ai/claude-code": CLAUDE_CODE}), "claude")
-    done = subprocess.run(
-        [str(claude), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    done = run_host(claude, args, env, cwd, timeout)
     assert done.returncode == 0, f"claude {' '.join(args[:3])} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout
 

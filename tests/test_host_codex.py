@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, reme_command, run_host
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
 from tests.hosts.responses import MODEL_ID, request_bodies, serve_responses
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
@@ -52,16 +52,7 @@ def _provider(base_url: str, *top: str) -> str:
 
 def _codex(env: dict[str, str], cwd: Path, *args: str, timeout: float = 180) -> str:
     codex = npm_bin(npm_packages("codex", {"@openai/codex": CODEX}), "codex")
-    done = subprocess.run(
-        [str(codex), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    done = run_host(codex, args, env, cwd, timeout)
     assert done.returncode == 0, f"codex {' '.join(args[:3])} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout
 

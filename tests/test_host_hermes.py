@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command, run_host
 from tests.hosts.cache import python_venv
 from tests.hosts.chat_completions import MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT
@@ -24,16 +24,7 @@ HERMES = "0.19.0"
 def _hermes(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # Without the mcp extra Hermes runs with MCP silently disabled.
     hermes = python_venv("hermes", [f"hermes-agent[mcp]=={HERMES}"]) / "bin" / "hermes"
-    return subprocess.run(
-        [str(hermes), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    return run_host(hermes, args, env, cwd, 240)
 
 
 def test_hermes_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, install_skill, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, install_skill, reme_command, run_host
 from tests.hosts.cache import cache_root, node_bin, npm_bin, npm_packages, uv_bin
 from tests.hosts.chat_completions import MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT
@@ -25,16 +25,7 @@ pytestmark = pytest.mark.node
 
 def _openclaw(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     openclaw = npm_bin(npm_packages("openclaw", {"openclaw": OPENCLAW}), "openclaw")
-    return subprocess.run(
-        [str(openclaw), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_host(openclaw, args, env, cwd, 300)
 
 
 def test_openclaw_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -> None:

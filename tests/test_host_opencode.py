@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command, run_host
 from tests.hosts.cache import npm_bin, npm_packages, python_venv
 from tests.hosts.chat_completions import AUX_MODEL, MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
@@ -23,16 +23,7 @@ pytestmark = pytest.mark.node
 
 def _opencode(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     opencode = npm_bin(npm_packages("opencode", {"opencode-ai": OPENCODE}), "opencode")
-    return subprocess.run(
-        [str(opencode), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_host(opencode, args, env, cwd, 180)
 
 
 def test_opencode_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command
+from tests.hosts.acceptance import assert_remembered_then_found, install_skill, reme_command, run_host
 from tests.hosts.cache import node_bin, npm_bin, npm_packages
 from tests.hosts.chat_completions import MODEL_ID, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
@@ -22,16 +22,7 @@ pytestmark = pytest.mark.node
 
 def _pi(env: dict[str, str], cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     pi = npm_bin(npm_packages("pi", {"@earendil-works/pi-coding-agent": PI}), "pi")
-    return subprocess.run(
-        [str(pi), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_host(pi, args, env, cwd, timeout)
 
 
 def test_pi_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -> None:

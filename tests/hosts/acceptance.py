@@ -11,6 +11,22 @@ from pathlib import Path
 from tests.hosts.script import PASSPHRASE, RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT, Script, reme_tools
 
 
+def run_host(
+    program: Path, args: tuple[str, ...], env: dict[str, str], cwd: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """A host's command as a person runs it headless: no terminal input, its output kept."""
+    return subprocess.run(
+        [str(program), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def reme_command(client: str, workspace: Path) -> str:
     """The snippet `reme-mcp config CLIENT` prints, from the installation under test."""
     argv = [sys.executable, "-m", "reme_mcp", "config", client, "--workspace", str(workspace)]
