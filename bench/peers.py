@@ -61,7 +61,7 @@ def write_notes(root: Path, notes: list[Any]) -> None:
         checked = check_input(f"# {note.title}\n\n{note.text}", note.title, None, DAY, None, None, 64_000)
         meta = {"name": checked.stem, "description": checked.description}
         (folder / f"{checked.stem}.md").write_text(render_note(meta, checked.content), encoding="utf-8")
-    refresh_day_index(Workspace(root), DAY, {})
+    refresh_day_index(Workspace(root), DAY)
 
 
 def pct(values: list[float], p: float) -> float:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-import stat
+import time
 import unicodedata
-from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,13 @@ from typing import Any
 import yaml
 
 from reme_mcp import swap
-from reme_mcp.documents import BLOCK_END, BLOCK_START, body_hash, split_front_matter
+from reme_mcp.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
+from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
 from reme_mcp.errors import ReMeError, shown
-from reme_mcp.workspace import DATE_RE, Workspace, file_stamp
+from reme_mcp.workspace import DATE_RE, Workspace
 
-__all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo"]
+__all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo", "day_index_line"]
 
-# The front-matter key holding a request_id's hash: a retry finds its note on disk by it.
-REQUEST_KEY = "request_hash"
-_HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
 _FORBIDDEN_CHARS = set('<>:"/\\|?*')
 # Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
 _DEVICE_NAMES = frozenset(
@@ -40,8 +37,6 @@ _LINK_BREAKING = ("#", "[", "]", "^")
 MAX_NAME_CHARS = 80
 # UTF-8 bytes: the file name adds "-NN.md" and the temp name ".<name>.tmp-<12 hex>" to NAME_MAX 255.
 MAX_NAME_BYTES = 200
-# A note's front matter and body hash by path, with the change stamp they were read at (see read_day_notes).
-NoteMetaCache = dict[str, tuple[str, dict[str, Any], str]]
 
 
 def parse_date(value: str, what: str = "date") -> str:
@@ -131,78 +126,13 @@ def render_note(meta: dict[str, Any], content: str) -> str:
     return f"---\n{front}---\n{content.rstrip()}\n"
 
 
-def day_index_line(path: str, meta: dict[str, Any]) -> str:
-    """One note's line in the block, exactly as ReMe renders it: link, name, description, other keys.
-
-    Values are written as ReMe writes them (`str(value)` with new lines as spaces), so
-    ReMe's refresh and ours produce the same bytes and never flip-flop the file. A block
-    marker inside a value is defused, so a note cannot end or open the block.
-    """
-    keys: list[str] = [k for k in ("name", "description") if k in meta]
-    keys += [k for k in meta if k not in _HIDDEN_KEYS]
-    parts = [f"- [[{path}]]"]
-    for key in keys:
-        value = meta[key]
-        if value is not None and value != "":
-            parts.append(f"{key}: {str(value).replace(chr(10), ' ')}")
-    return " ".join(parts).replace("<!--", "<!\u2011-")
+def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
+    """The notes of one day, read from the files themselves, sorted by file name (day_notes.py)."""
+    return DayNotes(ws).notes(day)
 
 
-@dataclass(frozen=True)
-class NoteInfo:
-    path: str
-    meta: dict[str, Any]
-    body_hash: str = ""
-
-
-MAX_NOTE_READ = 4 * 1024 * 1024
-
-
-def read_day_notes(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> list[NoteInfo]:
-    """The notes of one day, read from the files themselves, sorted by file name.
-
-    Only regular files are read, never through a link (a note linked to a file outside
-    would otherwise have its front matter copied into the day index). With a `cache`
-    (path -> (change stamp, front matter, body hash)), a note is parsed again only when
-    it changed: refreshing the day index after each `remember` then costs a stat per note.
-    """
-    folder = ws.layout_path(f"daily/{day}/x.md").parent
-    notes: list[NoteInfo] = []
-    try:
-        # Every *.md, dot-files too, as ReMe lists them (our temp files end in .tmp-<hex>, not .md).
-        names = sorted(p.name for p in folder.iterdir() if p.suffix == ".md")
-    except OSError:
-        return notes
-    for name in names:
-        rel = f"daily/{day}/{name}"
-        try:
-            # O_NONBLOCK: a FIFO named like a note must not hang the reader; O_NOFOLLOW: no links.
-            fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            st = None
-        if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
-            os.close(fd)
-            continue
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace", newline="") as fh:
-            try:
-                stamp = file_stamp(st)
-                cached = cache.get(rel) if cache is not None else None
-                if cached is not None and cached[0] == stamp:
-                    meta, digest = cached[1], cached[2]
-                else:
-                    text = fh.read()
-                    meta, body_start = split_front_matter(text)
-                    digest = body_hash("\n".join(text.split("\n")[body_start:]))
-                    if cache is not None:
-                        cache[rel] = (stamp, meta, digest)
-            except OSError:
-                continue
-        notes.append(NoteInfo(rel, meta, digest))
-    return notes
+# The line that closes a front matter (documents.split_front_matter's rule).
+_FRONT_END_LINE = re.compile(r"^(?:---|\.\.\.)[^\S\n]*$", re.MULTILINE)
 
 
 def _dump(meta: dict[str, Any]) -> str:
@@ -215,25 +145,38 @@ def _block_span(body: str) -> tuple[int, int] | None:
 
     Markers quoted inside a person's sentence are not the block.
     """
-    offset = 0
-    start = None
-    for line in body.split("\n"):
-        bare = line.strip()
-        if start is None and bare == BLOCK_START:
-            start = offset + line.index(BLOCK_START)
-        elif start is not None and bare == BLOCK_END:
-            return start, offset + line.index(BLOCK_END) + len(BLOCK_END)
-        offset += len(line) + 1
-    return None
+    start = _marker_line(body, BLOCK_START, 0)
+    if start < 0:
+        return None
+    end = _marker_line(body, BLOCK_END, start + len(BLOCK_START))
+    return None if end < 0 else (start, end + len(BLOCK_END))
+
+
+def _marker_line(text: str, marker: str, at: int) -> int:
+    """Where `marker` first stands alone on a line (white space around it allowed) from `at`; -1 if nowhere."""
+    while (found := text.find(marker, at)) >= 0:
+        line_start = text.rfind("\n", 0, found) + 1
+        line_end = text.find("\n", found)
+        after = text[found + len(marker) : line_end if line_end >= 0 else len(text)]
+        if not text[line_start:found].strip() and not after.strip():
+            return found
+        at = found + len(marker)
+    return -1
 
 
 def _split_raw(text: str) -> tuple[str, str, bool]:
     """The front matter as written (delimiters included), the body after it, and whether one was found."""
-    _, body_start = split_front_matter(text)
-    if body_start == 0:
+    if not text.startswith("---"):
         return "", text, False
-    lines = text.split("\n")
-    return "\n".join(lines[:body_start]) + "\n", "\n".join(lines[body_start:]), True
+    first = text.find("\n")
+    if first < 0 or text[:first].rstrip() != "---":
+        return "", text, False
+    closing = _FRONT_END_LINE.search(text, first + 1)
+    if closing is None:
+        return "", text, False
+    cut = closing.end() + 1 if closing.end() < len(text) else len(text)
+    front = text[:cut]
+    return (front, text[cut:], True) if cut < len(text) or front.endswith("\n") else (front + "\n", "", True)
 
 
 def _with_description(front: str, day: str, description: str) -> str:
@@ -275,14 +218,13 @@ def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> s
     A person's text outside the block, front matter included, is kept byte for byte;
     only the front matter's description line is brought up to date.
     """
-    lines = [day_index_line(n.path, n.meta) for n in notes] or ["(none)"]
+    lines = [n.line for n in notes] or ["(none)"]
     block = "\n".join([BLOCK_START, *lines, BLOCK_END])
     description = f"{len(notes)} note(s) today." if notes else "No notes today."
-    fresh_front = f"---\n{_dump({'name': day, 'description': description})}\n---\n"
     if existing is None:
-        return f"{fresh_front}\n{block}"
+        return f"{_fresh_front(day, description)}\n{block}"
     front, body, found = _split_raw(existing)
-    front = _with_description(front, day, description) if found else fresh_front
+    front = _with_description(front, day, description) if found else _fresh_front(day, description)
     span = _block_span(body)
     if span is not None:
         body = body[: span[0]] + block + body[span[1] :]
@@ -293,10 +235,14 @@ def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> s
     return front + body
 
 
+def _fresh_front(day: str, description: str) -> str:
+    return f"---\n{_dump({'name': day, 'description': description})}\n---\n"
+
+
 MAX_MERGES = 50
 
 
-def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = None) -> Path:
+def refresh_day_index(ws: Workspace, day: str, notes: list[NoteInfo] | None = None) -> Path:
     """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock.
 
     People edit this file too, so it is merged, never overwritten blind (reme_mcp/swap.py):
@@ -305,7 +251,7 @@ def refresh_day_index(ws: Workspace, day: str, cache: NoteMetaCache | None = Non
     """
     rel = f"daily/{day}.md"
     target = ws.layout_path(rel)
-    notes = read_day_notes(ws, day, cache)
+    notes = read_day_notes(ws, day) if notes is None else notes
     seen = swap.snapshot(target, rel)
     current = source = _decode(seen.data, rel)
     busy = seen.hot  # someone is saving it these seconds: they may be writing into what a swap takes out
@@ -336,11 +282,6 @@ def _decode(raw: bytes | None, rel: str) -> str | None:
         raise ReMeError(f"day index {rel} is not UTF-8 text: fix it or move it away, then try again") from exc
 
 
-def fold_name(name: str) -> str:
-    """Names that differ only by case or Unicode normalisation are one file on macOS and Windows."""
-    return unicodedata.normalize("NFC", name).casefold()
-
-
 def list_note_days(ws: Workspace) -> list[str]:
     """Every date that has a daily-note folder inside the workspace, newest first."""
     days = []
@@ -358,6 +299,9 @@ def list_note_days(ws: Workspace) -> list[str]:
 
 
 MAX_SAME_NAME = 10_000
+# Seconds between sweeps of a day's folders for temp files a killed writer left (they are
+# removed once a minute old, so sweeping more often finds nothing more).
+SWEEP_EVERY = 60.0
 
 
 class DayIndex:
@@ -369,7 +313,8 @@ class DayIndex:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self._meta: NoteMetaCache = {}
+        self._notes = DayNotes(ws)
+        self._swept: dict[str, float] = {}  # day -> when its folders were last swept of dead writers' temp files
 
     def days(self) -> list[str]:
         """Every date with a note folder, newest first."""
@@ -377,20 +322,19 @@ class DayIndex:
 
     def notes(self, day: str) -> list[NoteInfo]:
         """The notes of one day, from the files themselves."""
-        return read_day_notes(self.ws, day, self._meta)
+        return self._notes.notes(day)
 
     def find(self, day: str, request_hash: str | None, digest: str) -> str | None:
         """The note of `day` that holds this request (by its hash), else this body (by its hash)."""
-        notes = self.notes(day)
-        if request_hash:
-            for info in notes:
-                if info.meta.get(REQUEST_KEY) == request_hash:
-                    return info.path
-        return next((info.path for info in notes if info.body_hash == digest), None)
+        return self._notes.find(day, request_hash, digest)
 
-    def refresh(self, day: str) -> str:
-        """Bring the day index's block up to date with the day's notes; its workspace-relative path."""
-        return self.ws.relative(refresh_day_index(self.ws, day, self._meta))
+    def refresh(self, day: str, relist: bool = True) -> str:
+        """Bring the day index's block up to date with the day's notes; its workspace-relative path.
+
+        `relist` false: the caller holds the write lock and listed the day just now (`find`).
+        """
+        notes = self._notes.notes(day, recheck=False, relist=relist)
+        return self.ws.relative(refresh_day_index(self.ws, day, notes))
 
     def write_note(self, day: str, stem: str, meta: dict[str, Any], content: str) -> str:
         """Write a new note under the first free name (stem, stem-2, ...); an existing note is never overwritten.
@@ -399,14 +343,13 @@ class DayIndex:
         Windows they are the same file.
         """
         folder = self.ws.layout_path(f"daily/{day}/x.md").parent
-        self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
-        self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
-        try:
-            taken = {fold_name(p.name) for p in folder.iterdir()}
-        except FileNotFoundError:
-            taken = set()
-        except NotADirectoryError as exc:
-            raise ReMeError(f"daily/{day} is a file, not a folder: move it away so notes can be written") from exc
+        if time.monotonic() - self._swept.get(day, float("-inf")) >= SWEEP_EVERY:
+            self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
+            self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
+            self._swept[day] = time.monotonic()
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise ReMeError(f"daily/{day} is a file, not a folder: move it away so notes can be written")
+        taken = self._notes.taken(day, relist=False)  # as `find` listed it; a name taken since fails O_EXCL
         for n in range(1, MAX_SAME_NAME):
             candidate = stem if n == 1 else f"{stem[: MAX_NAME_CHARS - len(str(n)) - 1]}-{n}"
             target = folder / f"{candidate}.md"
@@ -416,5 +359,6 @@ class DayIndex:
                 self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)
             except FileExistsError:
                 continue
+            self._notes.wrote(day, target.name)
             return f"daily/{day}/{target.name}"
         raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")

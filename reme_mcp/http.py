@@ -99,7 +99,10 @@ def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts
     import uvicorn
 
     app = build_app(server, host, port, token, extra_hosts)
-    uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
+    finally:
+        server.finish()
 
 
 def guarded_protocol() -> type[Any]:

@@ -216,9 +216,9 @@ class Memory:
             raise ReMeError(os_error_line(exc, "remember")) from exc
 
     def _remember(self, note: NoteInput) -> RememberResult:
-        # The new note is indexed after the write lock is released: the lock covers only the
-        # duplicate checks and the file writes, so concurrent writers queue for milliseconds,
-        # and their index commits are shared (MemoryIndex.write_files_shared).
+        # The lock covers only the duplicate checks and the file writes, so concurrent writers
+        # queue for milliseconds; the index commit is batched (index/batching.py), and every
+        # search after this returns commits what waits before it reads.
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
@@ -227,7 +227,7 @@ class Memory:
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
             day_index = self._finish(rel, note.day, note, after_write=True)
         try:
-            self.index.write_files_shared([rel, day_index])
+            self.index.written([rel, day_index])
         except OSError as exc:
             raise ReMeError(
                 f"stored {rel}, but the search index could not be updated ({os_error_line(exc, 'indexing')}); "
@@ -249,7 +249,7 @@ class Memory:
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
         """The steps after the note: day index and ledger; a failure names the stored note."""
         try:
-            day_index = self.days.refresh(day)
+            day_index = self.days.refresh(day, relist=not after_write)  # write_note told it of the note
             self.ledger.record_request(note.request_hash, rel)
             self.ledger.record_body(note.digest, rel)
         except (OSError, ReMeError) as exc:
@@ -267,6 +267,10 @@ class Memory:
         if self.ws.root.is_dir():
             self.index.sync(force=True)
             self.ledger.sweep()
+
+    def finish(self) -> None:
+        """Commit the index writes still waiting for their batch (index/batching.py); before exiting."""
+        self.index.flush()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexResult:
         """Rebuild the index from the files; `progress(done, total)` is told of each file."""

@@ -104,12 +104,21 @@ class LazyMemory:
 
         threading.Thread(target=run, name="reme-ingest-start", daemon=True).start()
 
+    def finish(self) -> None:
+        """The client is gone: commit the index writes still waiting for their batch."""
+        with self._lock:
+            memory = self._memory
+        if memory is not None:
+            memory.finish()
+
 
 class MemoryServer(MCPServer):
     """MCPServer whose argument errors are one line: what was wrong and what is accepted."""
 
     # Set once tools/list has been answered: the signal for the warm-up to start.
     tools_listed: threading.Event
+    # Called when the client is gone (the end of stdin, the HTTP server stopping).
+    finish: Callable[[], None]
 
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
@@ -271,6 +280,7 @@ def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
 
     _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
+    server.finish = memory.finish
     if warm_up:
         memory.warm_up(after=server.tools_listed)
     if settings.ingest:

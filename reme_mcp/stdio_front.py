@@ -39,6 +39,7 @@ def run_sdk(server: MemoryServer, sdk_in: int, sdk_out: int) -> None:
         async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read, write):
             lowlevel = server._lowlevel_server
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        server.finish()
 
     try:
         anyio.run(main)

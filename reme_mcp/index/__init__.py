@@ -9,6 +9,7 @@ one door to it; behind it:
 - store.py: opening, healing, rebuilding and swapping the index, its latest searcher;
 - sync.py: when to compare the files with the records, and which (watch.py: the change feed);
 - writer.py: incremental commits and the spool that lets writers share one;
+- batching.py: when the spool is committed (a `remember` does not wait for a commit);
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
@@ -28,6 +29,7 @@ from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
 from reme_mcp.index import ranking
+from reme_mcp.index.batching import CommitBatcher
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, linking_to, query_tokens
 from reme_mcp.index.schema import FileRecord
@@ -96,6 +98,7 @@ class MemoryIndex:
         self._store = IndexStore(ws, private_folder(ws, home if home is not None else default_index_home()))
         self._writer = IndexWriter(ws, self._store)
         self._sync = IndexSync(ws, self._store, self._writer, max_scan_interval, watch_after)
+        self._batcher = CommitBatcher(self._commit_spooled, lambda: self._writer.waiting)
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
         self._phrase_texts = ranking.PhraseTexts()
 
@@ -151,6 +154,19 @@ class MemoryIndex:
     def write_files(self, paths: Iterable[str]) -> None:
         """Re-index these files now (dropping those that are gone), in one commit."""
         self._writer.write_files(paths)
+
+    def written(self, paths: Iterable[str]) -> None:
+        """These files were just written: every later search finds them, the commit is batched (batching.py)."""
+        todo = list(paths)
+        self._despite_clearing(lambda: self._writer.spool_paths(todo))
+        self._batcher.wrote()
+
+    def flush(self) -> None:
+        """Commit the writes still waiting for their batch (the server is ending)."""
+        self._batcher.flush()
+
+    def _commit_spooled(self) -> None:
+        self._despite_clearing(lambda: self._writer.write_spooled([]))
 
     def write_files_shared(self, paths: Iterable[str]) -> None:
         """Index these files before returning, sharing one commit with other writers waiting alongside.

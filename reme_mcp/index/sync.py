@@ -85,7 +85,7 @@ class IndexSync:
             if self.view.watching:
                 wait = 0.0  # reading the kernel's events costs next to nothing: never skip it
             # Never throttle past a vanished index (someone cleared the folder): build it now.
-            if not force and started - self._last_scan_end < wait and store.exists():
+            if not force and started - self._last_scan_end < wait and store.exists() and not self.writer.spooled():
                 return 0
             try:
                 changed = self._sync_once()
@@ -109,13 +109,15 @@ class IndexSync:
         if len(records) >= WATCH_MIN_FILES:
             self.view.start_watching()  # a workspace this large is known to scan slowly
         files, touched = self.view.files()
+        # Writes waiting in the spool (batching.py) are committed before any search reads.
+        spooled = self.writer.spooled()
         only: set[str] | None = None  # the paths to compare; None: all of them
         if touched is not None and self._settled is not None and self._settled == store.records_generation:
             self._pending |= touched
-            if not self._pending:
+            if not self._pending and not spooled:
                 return 0  # no file event, no commit by anyone: nothing to compare
             only = set(self._pending)
-        if not stale(files, records, only):
+        if not spooled and not stale(files, records, only):
             self._settle()
             return 0
         try:
@@ -139,7 +141,7 @@ class IndexSync:
                     store.reset()
                     self._settled = None
                     store.rebuild(BuildReason.CHANGED, f"{len(todo)} of {len(files)} files")
-                elif todo:
+                elif todo or spooled:
                     self.writer.write_spooled(todo)  # with what writers are waiting to index
         except OSError as exc:
             if is_corruption(exc):

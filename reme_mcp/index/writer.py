@@ -45,6 +45,9 @@ class IndexWriter:
     def __init__(self, ws: Workspace, store: IndexStore) -> None:
         self.ws = ws
         self.store = store
+        self._count = threading.Lock()
+        self._spooled = 0  # spool entries this process left ...
+        self._taken = 0  # ... of which a commit of its own took this many
 
     @property
     def spool(self) -> Path:
@@ -68,8 +71,8 @@ class IndexWriter:
                 store.reset()
                 store.rebuild(BuildReason.MISSING)
 
-    def write_files_shared(self, paths: Iterable[str]) -> None:
-        """Index these files before returning, sharing one commit with writers waiting alongside."""
+    def spool_paths(self, paths: Iterable[str]) -> None:
+        """Leave these paths in the spool, to be indexed by the next commit of any process."""
         name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
         entry = self.spool / name
         text = "\n".join(paths)
@@ -83,16 +86,34 @@ class IndexWriter:
             except FileNotFoundError:
                 if attempt == 2:
                     raise
-        with self.store.mutex, self.store.lock():
-            if entry.exists():  # else another writer's commit included these files
-                self.write_spooled([])
+        with self._count:
+            self._spooled += 1
+
+    @property
+    def waiting(self) -> int:
+        """Spool entries this process left that no commit of its own has taken yet."""
+        return self._spooled - self._taken
+
+    def spooled(self) -> bool:
+        """Whether any process left paths in the spool."""
+        try:
+            with os.scandir(self.spool) as entries:
+                return any(not e.name.startswith(".") for e in entries)
+        except OSError:
+            return False
+
+    def write_files_shared(self, paths: Iterable[str]) -> None:
+        """Index these files before returning, sharing one commit with writers waiting alongside."""
+        self.spool_paths(paths)
+        self.write_spooled([])
 
     def write_spooled(self, paths: Iterable[str]) -> None:
-        """One commit for `paths` and everything writers spooled."""
+        """One commit for `paths` and everything writers spooled (none when there is nothing)."""
         with self.store.mutex, self.store.lock():
             self._write_spooled(paths)
 
     def _write_spooled(self, paths: Iterable[str]) -> None:
+        taking = self._spooled
         try:
             entries = [e.path for e in os.scandir(self.spool) if not e.name.startswith(".")]
         except OSError:
@@ -101,10 +122,13 @@ class IndexWriter:
         for entry in entries:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 todo.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
-        self.write_files(todo)
+        if todo:
+            self.write_files(todo)
         for entry in entries:
             with contextlib.suppress(OSError):
                 os.unlink(entry)
+        with self._count:
+            self._taken = max(self._taken, taking)
 
     def _commit(self, paths: list[str]) -> None:
         ix = self.store.index()

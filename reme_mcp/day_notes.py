@@ -1,0 +1,234 @@
+"""The notes of one day, read from the files themselves, each parsed once per change.
+
+`remember` needs a day's notes twice per call (is this request or content stored
+already; what does the day index list) and `daily_list` once. A day may hold
+thousands of notes, and a stat costs microseconds each: so the folder is listed
+every time (a new, renamed or removed note is always seen), a note is read only
+when it is new or its change stamp moved, and the stamps of the notes already
+known are compared at most every RECHECK seconds (or 5x what that costs) when
+the caller allows it. A note edited in place is then listed with its new front
+matter by the next refresh after that. Only regular files are read, never
+through a link: a note linked to a file outside would otherwise have its front
+matter copied into the day index.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import stat
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from reme_mcp.documents import body_hash, split_front_matter
+from reme_mcp.workspace import Workspace, file_stamp
+
+MAX_NOTE_READ = 4 * 1024 * 1024
+# The front-matter key holding a request_id's hash: a retry finds its note on disk by it.
+REQUEST_KEY = "request_hash"
+RECHECK = 1.0  # seconds
+# Front-matter keys the day index's line leaves out (ReMe's list).
+_HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    path: str
+    meta: dict[str, Any]
+    body_hash: str = ""
+    line: str = field(default="", compare=False)  # its line in the day index (derived: left out)
+
+    def __post_init__(self) -> None:
+        if not self.line:  # rendered once per version of the note, not once per refresh
+            object.__setattr__(self, "line", day_index_line(self.path, self.meta))
+
+
+def day_index_line(path: str, meta: dict[str, Any]) -> str:
+    """One note's line in the block, exactly as ReMe renders it: link, name, description, other keys.
+
+    Values are written as ReMe writes them (`str(value)` with new lines as spaces), so
+    ReMe's refresh and ours produce the same bytes and never flip-flop the file. A block
+    marker inside a value is defused, so a note cannot end or open the block.
+    """
+    keys: list[str] = [k for k in ("name", "description") if k in meta]
+    keys += [k for k in meta if k not in _HIDDEN_KEYS]
+    parts = [f"- [[{path}]]"]
+    for key in keys:
+        value = meta[key]
+        if value is not None and value != "":
+            parts.append(f"{key}: {str(value).replace(chr(10), ' ')}")
+    return " ".join(parts).replace("<!--", "<!\u2011-")
+
+
+class _Day:
+    """What is known of one day's folder: its names, and its notes in order with their lookups."""
+
+    def __init__(self) -> None:
+        self.names: frozenset[str] = frozenset()  # every entry of the folder, as last listed
+        self.folded: set[str] = set()  # ... case- and normalisation-folded
+        self.notes: dict[str, tuple[str, NoteInfo]] = {}  # by file name: (stamp, note)
+        self.order: list[str] = []  # the notes' file names, sorted ...
+        self.listing: list[NoteInfo] = []  # ... and the notes in that order
+        self.by_request: dict[str, str] = {}  # request hash -> the first file name holding it
+        self.by_body: dict[str, str] = {}  # body hash -> the first file name holding it
+        self.checked = float("-inf")  # when every known note's stamp was last compared
+        self.cost = 0.0  # what that comparison took
+        self._stale = False  # whether the lookups miss a forgotten note's successor
+
+    def put(self, name: str, note: tuple[str, NoteInfo]) -> None:
+        old = self.notes.get(name)
+        if old is note:
+            return
+        if old is not None:
+            self.forget(name)
+        self.notes[name] = note
+        at = bisect.bisect_left(self.order, name)
+        self.order.insert(at, name)
+        self.listing.insert(at, note[1])
+        if not self._stale:
+            self._look_up(name, note[1])
+
+    def forget(self, name: str) -> None:
+        if self.notes.pop(name, None) is not None:
+            at = bisect.bisect_left(self.order, name)
+            del self.order[at]
+            del self.listing[at]
+            self._stale = True  # it may have been the first holder of its hashes: looked up afresh
+
+    def find(self, request_hash: str | None, digest: str) -> str | None:
+        if self._stale:
+            self.by_request.clear()
+            self.by_body.clear()
+            for name, note in zip(self.order, self.listing, strict=True):
+                self._look_up(name, note)
+            self._stale = False
+        held = (self.by_request.get(request_hash) if request_hash else None) or self.by_body.get(digest)
+        return self.notes[held][1].path if held is not None else None
+
+    def _look_up(self, name: str, note: NoteInfo) -> None:
+        request = note.meta.get(REQUEST_KEY)
+        for key, lookup in (
+            (request if isinstance(request, str) else "", self.by_request),
+            (note.body_hash, self.by_body),
+        ):
+            if key and (key not in lookup or name < lookup[key]):
+                lookup[key] = name
+
+
+class DayNotes:
+    """A workspace's daily notes by day, each parsed once per change of its file.
+
+    A listing is compared with the last one as sets, so a day of thousands of notes
+    costs one listdir and the new names, not a Python step per note.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._days: dict[str, _Day] = {}
+
+    def notes(self, day: str, recheck: bool = True, relist: bool = True) -> list[NoteInfo]:
+        """The notes of `day`, sorted by file name. With `recheck` false, notes already known are
+        taken as they were read unless RECHECK seconds have passed (a new note is always read);
+        with `relist` false, the folder is not listed again (a caller holding the write lock
+        that just listed it, and told `wrote` of its own note)."""
+        known = self._known(day, relist)
+        started = time.monotonic()
+        if recheck or started - known.checked >= max(RECHECK, 5 * known.cost):
+            folder = self._folder(day)
+            for name in [n for n in known.names if _is_markdown(n)]:
+                fresh = self._read(folder, day, name, known.notes.get(name))
+                if fresh is None:
+                    known.forget(name)
+                else:
+                    known.put(name, fresh)
+            known.checked, known.cost = time.monotonic(), time.monotonic() - started
+        return list(known.listing)
+
+    def find(self, day: str, request_hash: str | None, digest: str) -> str | None:
+        """The note of `day` holding this request (by its hash), else this body (by its hash); first by
+        file name. Notes known already are taken as read (a stamp moved in place changes no hash)."""
+        return self._known(day, relist=True).find(request_hash, digest)
+
+    def taken(self, day: str, relist: bool = True) -> set[str]:
+        """Every name in the day's folder, folded (fold_name): a twin of one is taken too."""
+        return self._known(day, relist).folded
+
+    def wrote(self, day: str, name: str) -> None:
+        """The caller just wrote this note: known without listing the folder again."""
+        known = self._known(day, relist=False)
+        known.names = known.names | {name}
+        known.folded.add(fold_name(name))
+        if name not in known.notes:
+            fresh = self._read(self._folder(day), day, name, None)
+            if fresh is not None:
+                known.put(name, fresh)
+
+    def _known(self, day: str, relist: bool) -> _Day:
+        return self._listed(day) if relist or day not in self._days else self._days[day]
+
+    def _folder(self, day: str) -> str:
+        return str(self.ws.layout_path(f"daily/{day}/x.md").parent)
+
+    def _listed(self, day: str) -> _Day:
+        """The day as its folder lists now: new notes read, vanished ones forgotten."""
+        known = self._days.setdefault(day, _Day())
+        folder = self._folder(day)
+        try:
+            names = frozenset(os.listdir(folder))
+        except OSError:  # no folder yet (or not a folder: writing a note there says so)
+            names = frozenset()
+        if names == known.names:
+            return known
+        gone = known.names - names
+        for name in gone:
+            known.forget(name)
+        if gone:  # twins fold to one name: fold what is left again
+            known.folded = {fold_name(name) for name in names}
+        for name in names - known.names:
+            known.folded.add(fold_name(name))
+            # Every *.md, dot-files too, as ReMe lists them (temp files end in .tmp-<hex>).
+            if _is_markdown(name):
+                fresh = self._read(folder, day, name, None)
+                if fresh is not None:
+                    known.put(name, fresh)
+        known.names = names
+        return known
+
+    @staticmethod
+    def _read(folder: str, day: str, name: str, old: tuple[str, NoteInfo] | None) -> tuple[str, NoteInfo] | None:
+        path = os.path.join(folder, name)
+        if old is not None:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return None
+            if stat.S_ISREG(st.st_mode) and file_stamp(st) == old[0]:
+                return old
+        try:
+            # O_NONBLOCK: a FIFO named like a note must not hang the reader; O_NOFOLLOW: no links.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace", newline="") as fh:
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
+                    return None
+                text = fh.read()
+            except OSError:
+                return None
+        meta, body_start = split_front_matter(text)
+        digest = body_hash("\n".join(text.split("\n")[body_start:]))
+        return file_stamp(st), NoteInfo(f"daily/{day}/{name}", meta, digest)
+
+
+def fold_name(name: str) -> str:
+    """Names that differ only by case or Unicode normalisation are one file on macOS and Windows."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _is_markdown(name: str) -> bool:
+    """A name with the suffix .md, as pathlib reads suffixes (".md" alone has none)."""
+    return name.endswith(".md") and name.rfind(".") > 0

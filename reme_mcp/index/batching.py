@@ -1,0 +1,101 @@
+"""Batched commits: when what writers left in the spool is committed to the index.
+
+A `remember` is durable once its files are written: the note file is the truth,
+and the paths it wrote wait in the spool (writer.py) to be indexed. A Whoosh
+commit per note was most of a `remember`'s cost (a segment written, small
+segments merged, a new searcher opened), so commits are batched here: after
+the writes pause (IDLE seconds), once the oldest waiting write is MAX_AGE old,
+once MAX_WAITING writes wait, and when the server ends. Nothing is lost if the
+process dies first: any process's next sync commits the spool it finds, and a
+file newer than its index record is indexed anyway. A search never waits for
+this: its sync commits whatever is spooled before it reads (sync.py), so a note
+is found by every search after its `remember` answered, in any process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from reme_mcp.errors import os_error_line
+
+log = logging.getLogger("reme_mcp.index")
+
+# Seconds without a write after which the waiting writes are committed: an agent's
+# burst of notes shares one commit, and the index is current when a person looks.
+IDLE = 0.5
+# The longest a write waits under a steady stream of writes (seconds), and how many may
+# wait: a search commits whatever waits first, so these bound that first search's cost.
+MAX_AGE = 10.0
+MAX_WAITING = 500
+
+
+RETRY = 5.0  # seconds before a failed batch is tried again
+
+
+class CommitBatcher:
+    """Runs `commit` in a background thread once the writes `waiting` counts have waited long enough."""
+
+    def __init__(self, commit: Callable[[], None], waiting: Callable[[], int]) -> None:
+        self._commit = commit
+        self._waiting = waiting
+        self._changed = threading.Condition()
+        self._first = 0.0  # monotonic time of the oldest waiting write
+        self._last = 0.0  # ... and of the newest
+        self._not_before = 0.0  # after a failed commit
+        self._thread: threading.Thread | None = None
+        self._unwritable: int | None = None
+
+    def wrote(self) -> None:
+        """A write's paths are in the spool: commit them in a while."""
+        with self._changed:
+            now = time.monotonic()
+            if not self._first:
+                self._first = now
+            self._last = now
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="reme-commits", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def flush(self) -> None:
+        """Commit what waits now (the server is ending)."""
+        if self._waiting():
+            self._commit_logged()
+
+    def _due_in(self) -> float:
+        """Seconds until the waiting writes are due; 0 when they are."""
+        now = time.monotonic()
+        due = self._not_before if self._waiting() >= MAX_WAITING else min(self._last + IDLE, self._first + MAX_AGE)
+        return max(0.0, max(due, self._not_before) - now)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._waiting():
+                    self._first = 0.0  # a search's sync took them
+                    self._changed.wait()
+                wait = self._due_in()
+                while wait > 0 and self._waiting():
+                    self._changed.wait(wait)
+                    wait = self._due_in()
+                self._first = 0.0
+            self._commit_logged()
+
+    def _commit_logged(self) -> None:
+        try:
+            self._commit()
+        except OSError as exc:
+            # The spool keeps the paths: the next search's sync, or the next batch, tries again.
+            if exc.errno != self._unwritable:
+                log.warning("reme-mcp: %s; notes stay searchable and are indexed later", os_error_line(exc, "indexing"))
+                self._unwritable = exc.errno
+            self._not_before = time.monotonic() + RETRY
+            return
+        except Exception:
+            log.exception("reme-mcp: a batched index commit failed; the next search indexes the notes")
+            self._not_before = time.monotonic() + RETRY
+            return
+        self._unwritable = None
