@@ -32,7 +32,7 @@ REME = [sys.executable, "-m", "reme_mcp"]
 DAYS = ("2026-11-28", "2026-11-29")
 REMEMBER_RUNS = 30
 REINDEX_RUNS = 20
-OPS_PER_RUN = 100
+OPS_PER_RUN = 400  # a remember takes milliseconds: enough that the kill lands mid-run
 
 
 def word(n: int) -> str:

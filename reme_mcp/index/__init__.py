@@ -18,6 +18,7 @@ one door to it; behind it:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,9 @@ from reme_mcp.workspace import Workspace, file_kind
 __all__ = ["ChunkHit", "IndexState", "MemoryIndex"]
 
 T = TypeVar("T")
+
+# How often an operation is run again when the index folder keeps changing under it.
+CLEARED_ATTEMPTS = 8
 
 
 @dataclass(frozen=True)
@@ -149,17 +153,24 @@ class MemoryIndex:
 
     def records(self) -> dict[str, FileRecord]:
         """Every file the index holds, by path."""
-        return self._store.records()
+        return self._despite_clearing(self._store.records)
 
     def write_files(self, paths: Iterable[str]) -> None:
         """Re-index these files now (dropping those that are gone), in one commit."""
         self._writer.write_files(paths)
 
     def written(self, paths: Iterable[str]) -> None:
-        """These files were just written: every later search finds them, the commit is batched (batching.py)."""
+        """These files were just written: every later search finds them, the commit is batched (batching.py).
+
+        After a failed commit (a full or read-only disk) the commit is tried at once, and its
+        OSError raised: the files are stored, but no search finds them until it succeeds.
+        """
         todo = list(paths)
         self._despite_clearing(lambda: self._writer.spool_paths(todo))
         self._batcher.wrote()
+        if self._writer.failure is not None:
+            # The last commit failed: try now, so this call says whether the index can be written.
+            self._commit_spooled()
 
     def flush(self) -> None:
         """Commit the writes still waiting for their batch (the server is ending)."""
@@ -178,15 +189,22 @@ class MemoryIndex:
         self._despite_clearing(lambda: self._writer.write_files_shared(todo))
 
     def _despite_clearing(self, step: Callable[[], T]) -> T:
-        """Run an index operation; when a file of the index vanishes under it (the folder was
-        cleared or rebuilt elsewhere meanwhile), open the index afresh and run it again."""
-        for attempt in range(3):
+        """Run an index operation; when the index folder changed under it (cleared by a person or
+        a cleaner, rebuilt by another process), open the index afresh and run it again.
+
+        Whoosh reports a file gone under it in several ways (FileNotFoundError, EmptyIndexError,
+        or a column it found missing as it opened); the store tells whether the index it had open
+        is still the one on disk, so an error from an intact index is raised, never retried away.
+        """
+        for attempt in range(CLEARED_ATTEMPTS):
             try:
                 return step()
-            except (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError):
-                if attempt == 2:
+            except Exception as exc:
+                gone = isinstance(exc, (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError))
+                if attempt == CLEARED_ATTEMPTS - 1 or not (gone or self._store.vanished()):
                     raise
                 self._store.reset()
+                time.sleep(0.01 * attempt)  # a cleaner deleting file by file: let it finish
         raise AssertionError("unreachable")
 
     def query_tokens(self, text: str) -> list[str]:
@@ -223,16 +241,20 @@ class MemoryIndex:
         lookup of the chunk id costs about 2 ms, this a stored-fields read.
         """
         chunk_id = f"{hit.path}#{hit.end_line + 1}"
-        with self._store.mutex:
-            held = self._store.held_searcher()
-            searcher = held if held is not None else self._store.searcher()
-            docnum, fields = hit.docnum + 1, None
-            if 0 < docnum < searcher.doc_count_all() and not searcher.reader().is_deleted(docnum):
-                fields = searcher.stored_fields(docnum)
-            if fields is None or fields.get("chunk_id") != chunk_id:
-                found = list(Term("chunk_id", chunk_id).docs(searcher))
-                docnum, fields = (found[0], searcher.stored_fields(found[0])) if found else (-1, None)
-        return None if fields is None else _chunk_hit(fields, 0.0, docnum)
+
+        def step() -> ChunkHit | None:
+            with self._store.mutex:
+                held = self._store.held_searcher()
+                searcher = held if held is not None else self._store.searcher()
+                docnum, fields = hit.docnum + 1, None
+                if 0 < docnum < searcher.doc_count_all() and not searcher.reader().is_deleted(docnum):
+                    fields = searcher.stored_fields(docnum)
+                if fields is None or fields.get("chunk_id") != chunk_id:
+                    found = list(Term("chunk_id", chunk_id).docs(searcher))
+                    docnum, fields = (found[0], searcher.stored_fields(found[0])) if found else (-1, None)
+            return None if fields is None else _chunk_hit(fields, 0.0, docnum)
+
+        return self._despite_clearing(step)
 
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""
@@ -245,18 +267,19 @@ class MemoryIndex:
     def _read(self, step: Callable[[Searcher], T]) -> T:
         """Run a read on the latest searcher; a file found damaged while reading is rebuilt, then read again."""
         store = self._store
-        with store.mutex:
-            try:
-                return step(store.searcher())
-            except Exception as exc:
-                if not is_corruption(exc):
-                    # Most likely the folder was cleared (or rebuilt by another process) under the
-                    # read: once more on a fresh index. A bug fails again, and that is raised.
-                    store.reset()
+
+        def attempt() -> T:
+            with store.mutex:
+                try:
                     return step(store.searcher())
-                store.reset()
-                store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
-                return step(store.searcher())
+                except Exception as exc:
+                    if not is_corruption(exc) or store.vanished():
+                        raise
+                    store.reset()
+                    store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
+                    return step(store.searcher())
+
+        return self._despite_clearing(attempt)
 
     def state(self) -> IndexState:
         """Index health for `doctor`, without changing anything."""

@@ -85,6 +85,7 @@ class IndexStore:
         self._records: dict[str, FileRecord] = {}
         self._records_generation: int | None = None  # the commit `_records` describes
         self._recorded: set[str] = set()  # index files whose size this process logged
+        self._opened: tuple[int, int] | None = None  # the index folder's identity when it was opened
         self._place(folder)
 
     def _place(self, folder: Path) -> None:
@@ -104,6 +105,10 @@ class IndexStore:
     def index(self) -> Any:
         """The open index, built first if there is none, rebuilt if it is damaged."""
         with self.mutex:
+            if self._ix is not None and self._swapped():
+                # Cleared or rebuilt elsewhere: a new index numbers its commits afresh, so what
+                # is held here could pass for up to date while reading the old, deleted files.
+                self.reset()
             if self._ix is None:
                 if not self.exists():
                     self._first_build()
@@ -115,7 +120,33 @@ class IndexStore:
                     self._ix = None
                     self.rebuild(BuildReason.DAMAGED, _cause(exc))
                     self._ix = open_index(self.directory)
+                with contextlib.suppress(OSError):
+                    self._opened = _identity(self.directory)
             return self._ix
+
+    def identity(self) -> tuple[int, int] | None:
+        """The index folder's identity on disk (device, inode); None when there is none."""
+        try:
+            return _identity(self.directory)
+        except OSError:
+            return None
+
+    def _swapped(self) -> bool:
+        """Whether the index folder on disk is not the one opened here (cleared, or swapped for a rebuild)."""
+        current = self.identity()
+        return current is None or current != self._opened
+
+    def vanished(self) -> bool:
+        """Whether the index open here is no longer the one on disk: its folder was cleared or
+        swapped for a rebuild, or the commit its searcher reads was replaced, since it was opened."""
+        with self.mutex:
+            if self._swapped():
+                return True
+            searcher = self._searcher
+            if searcher is None:
+                return False
+            generation = searcher.reader().generation()
+            return generation >= 0 and not (self.directory / f"_MAIN_{generation}.toc").exists()
 
     def _first_build(self) -> None:
         """Build a missing index; where its folder cannot be written, in a private temporary one."""
@@ -276,6 +307,11 @@ class IndexStore:
             size = saved.get(entry.name)
             if size is not None and entry.stat().st_size != size:
                 raise DamagedIndex(f"{entry.name} is {entry.stat().st_size} bytes, committed as {size}")
+
+
+def _identity(directory: Path) -> tuple[int, int]:
+    info = os.stat(directory)
+    return info.st_dev, info.st_ino
 
 
 def committed_sizes(directory: Path) -> dict[str, int]:

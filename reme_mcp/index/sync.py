@@ -74,6 +74,7 @@ class IndexSync:
         self._settled: int | None = None  # the records' generation when the files last matched them
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
         self._unwritable: int | None = None  # the errno the last commit failed with, said once
+        self._identity: tuple[int, int] | None = None  # the index folder's, as the last sync left it
 
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
@@ -85,7 +86,13 @@ class IndexSync:
             if self.view.watching:
                 wait = 0.0  # reading the kernel's events costs next to nothing: never skip it
             # Never throttle past a vanished index (someone cleared the folder): build it now.
-            if not force and started - self._last_scan_end < wait and store.exists() and not self.writer.spooled():
+            if (
+                not force
+                and started - self._last_scan_end < wait
+                and store.identity() == self._identity  # not cleared or rebuilt elsewhere since
+                and store.exists()
+                and not self.writer.spooled()
+            ):
                 return 0
             try:
                 changed = self._sync_once()
@@ -97,6 +104,7 @@ class IndexSync:
                 store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
                 changed = self._sync_once()
             self._last_scan_end = time.monotonic()
+            self._identity = store.identity()
             if not changed and builds == store.builds:  # the cost of a pure scan, not of indexing
                 self._last_scan_cost = self._last_scan_end - started
                 if self._last_scan_cost >= self.watch_after:

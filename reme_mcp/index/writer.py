@@ -46,8 +46,13 @@ class IndexWriter:
         self.ws = ws
         self.store = store
         self._count = threading.Lock()
-        self._spooled = 0  # spool entries this process left ...
-        self._taken = 0  # ... of which a commit of its own took this many
+        # Paths this process spooled that no commit of its own has taken yet, each with the
+        # number of its latest spooling: kept here too, so that a spool folder cleared by
+        # someone never hides this process's writes from its own searches.
+        self._mine: dict[str, int] = {}
+        self._serial = 0
+        # Why the last commit of spooled writes failed (a full or read-only disk), until one succeeds.
+        self.failure: OSError | None = None
 
     @property
     def spool(self) -> Path:
@@ -75,6 +80,11 @@ class IndexWriter:
         """Leave these paths in the spool, to be indexed by the next commit of any process."""
         name = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
         entry = self.spool / name
+        paths = list(paths)
+        with self._count:  # first: this process's searches find them even if the spool cannot be written
+            for path in paths:
+                self._serial += 1
+                self._mine[path] = self._serial
         text = "\n".join(paths)
         for attempt in range(3):  # the folder may be cleared between creating and writing it
             try:
@@ -86,16 +96,16 @@ class IndexWriter:
             except FileNotFoundError:
                 if attempt == 2:
                     raise
-        with self._count:
-            self._spooled += 1
 
     @property
     def waiting(self) -> int:
-        """Spool entries this process left that no commit of its own has taken yet."""
-        return self._spooled - self._taken
+        """Paths this process spooled that no commit of its own has taken yet."""
+        return len(self._mine)
 
     def spooled(self) -> bool:
-        """Whether any process left paths in the spool."""
+        """Whether this or any process left paths in the spool."""
+        if self._mine:
+            return True
         try:
             with os.scandir(self.spool) as entries:
                 return any(not e.name.startswith(".") for e in entries)
@@ -113,22 +123,45 @@ class IndexWriter:
             self._write_spooled(paths)
 
     def _write_spooled(self, paths: Iterable[str]) -> None:
-        taking = self._spooled
+        with self._count:
+            mine = dict(self._mine)
         try:
             entries = [e.path for e in os.scandir(self.spool) if not e.name.startswith(".")]
         except OSError:
             entries = []
-        todo = dict.fromkeys(paths)
+        waiting = dict.fromkeys(mine)
         for entry in entries:
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                todo.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
+                waiting.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
+        todo = dict.fromkeys(paths)
+        todo.update(dict.fromkeys(self._not_indexed(waiting)))
         if todo:
-            self.write_files(todo)
+            try:
+                self.write_files(todo)
+            except OSError as exc:
+                self.failure = exc
+                raise
+        self.failure = None
         for entry in entries:
             with contextlib.suppress(OSError):
                 os.unlink(entry)
         with self._count:
-            self._taken = max(self._taken, taking)
+            for path, serial in mine.items():
+                if self._mine.get(path) == serial:  # else spooled again meanwhile: it waits on
+                    del self._mine[path]
+
+    def _not_indexed(self, paths: Iterable[str]) -> list[str]:
+        """The spooled paths whose file the index does not hold as it is now (another process's
+        sync may have indexed them already)."""
+        records = self.store.records()
+        todo = []
+        for path in paths:
+            record, entry = records.get(path), self.ws.entry(path)
+            if entry is None and record is None:
+                self._inside(path)  # a path leading outside is said once on stderr
+            elif entry is None or record is None or record.stamp != entry.stamp:
+                todo.append(path)
+        return todo
 
     def _commit(self, paths: list[str]) -> None:
         ix = self.store.index()
@@ -138,8 +171,8 @@ class IndexWriter:
         # Find the old documents with the searcher we hold if it sees the generation the
         # writer starts from (delete_by_term would open every segment again).
         held = self.store.held_searcher()
-        if held is not None and held.reader().generation() != writer.generation - 1:
-            held = None
+        if held is not None and (held.reader().generation() != writer.generation - 1 or self.store.vanished()):
+            held = None  # its document numbers are another commit's, or another index's
         written: dict[str, FileRecord | None] = {}
         try:
             for path in paths:
