@@ -237,7 +237,7 @@ class IndexStore:
         the workspace; it is sound only if no other commit came between.
         """
         with self.mutex:
-            if self._records_generation == generation - 1:
+            if self._records_generation == generation - 1 and not self._swapped():
                 records = dict(self._records)  # a new dict: callers may hold the old one
                 for path, record in written.items():
                     if record is None:

@@ -71,7 +71,9 @@ class IndexSync:
         self.view = FileView(ws)
         self._last_scan_end = 0.0
         self._last_scan_cost = 0.0
-        self._settled: int | None = None  # the records' generation when the files last matched them
+        # The index folder's identity and the records' generation when the files last matched them
+        # (a rebuilt index numbers its commits afresh: a generation alone may name another index's).
+        self._settled: tuple[tuple[int, int] | None, int | None] | None = None
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
         self._unwritable: int | None = None  # the errno the last commit failed with, said once
         self._identity: tuple[int, int] | None = None  # the index folder's, as the last sync left it
@@ -120,7 +122,7 @@ class IndexSync:
         # Writes waiting in the spool (batching.py) are committed before any search reads.
         spooled = self.writer.spooled()
         only: set[str] | None = None  # the paths to compare; None: all of them
-        if touched is not None and self._settled is not None and self._settled == store.records_generation:
+        if touched is not None and self._settled == (store.identity(), store.records_generation):
             self._pending |= touched
             if not self._pending and not spooled:
                 return 0  # no file event, no commit by anyone: nothing to compare
@@ -178,7 +180,7 @@ class IndexSync:
 
     def _settle(self) -> None:
         """The files and the index's records agree as of this generation."""
-        self._settled = self.store.records_generation
+        self._settled = (self.store.identity(), self.store.records_generation)
         self._pending.clear()
 
     def _say_unwritable(self, exc: OSError) -> None:
