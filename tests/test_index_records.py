@@ -44,6 +44,7 @@ def test_records_follow_another_writers_commits(tmp_path: Path) -> None:
     note = root / "daily" / DAY / "go-backend.md"
 
     made = writer.remember("The walrus migration is scheduled for March.", date=DAY)
+    writer.finish()
     assert made.path in reader.index.records()
     assert reader.index.records() == as_the_files_say(writer)
 
@@ -60,6 +61,7 @@ def test_records_follow_another_writers_commits(tmp_path: Path) -> None:
 
     for i in range(40):  # enough commits for small segments to be merged, tier after tier
         writer.remember(f"Fact number {i} about the harbour.", date="2026-11-29")
+        writer.finish()
         if i % 7 == 0:
             assert reader.index.records() == as_the_files_say(writer)
     assert reader.index.records() == as_the_files_say(writer)  # one per file, no more
@@ -87,6 +89,7 @@ def test_a_new_process_reads_the_saved_records_not_the_index(tmp_path: Path, mon
     assert reads == []  # every record came from the saved file
 
     made = first.remember("The lighthouse keeper retires in June.", date=DAY)
+    first.finish()
     assert second.index.records() == full_read(second)
     assert made.path in reads and len(reads) == 2  # only the new segment: the note and its day index
 
