@@ -211,11 +211,17 @@ class DayNotes:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
             return None
+        try:
+            # Checked before fdopen, which refuses a folder's descriptor with an error naming only its number.
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
+            os.close(fd)
+            return None
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace", newline="") as fh:
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
-                    return None
                 text = fh.read()
             except OSError:
                 return None

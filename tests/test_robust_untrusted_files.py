@@ -231,7 +231,7 @@ def test_hostile_workspace_is_indexed_per_file_and_served(tmp_path: Path) -> Non
                     assert len(text) < 300_000, rel
             with anyio.fail_after(60):  # a FIFO named like a note must not hang the day listing
                 listed = await client.call_tool("daily_list", {"date": DAY})
-            assert not listed.is_error
+            assert not listed.is_error, listed.content
             names = [n["path"] for n in listed.structured_content["days"][0]["notes"]]
             assert f"daily/{DAY}/bomb.md" in names and f"daily/{DAY}/fifo.md" not in names
             tree = await client.call_tool("traverse", {"path": "resource", "depth": 3})
