@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 
 
 class ReMeError(ValueError):
@@ -42,3 +43,24 @@ def os_error_line(exc: OSError, doing: str) -> str:
     cause, todo = _OS_CAUSES.get(exc.errno or -1, (exc.strerror or exc.__class__.__name__, "check the workspace"))
     where = f" at {shown(str(exc.filename), 200)}" if exc.filename else ""
     return f"{doing} failed: {cause}{where}; {todo}"
+
+
+class SaidOnce:
+    """An OS error said on stderr once until it clears: a retried step fails the same way again and again.
+
+    Keyed by errno, not by the message: the file named differs from one attempt to the next.
+    """
+
+    def __init__(self, log: logging.Logger, doing: str, meanwhile: str) -> None:
+        self._log = log
+        self._doing = doing
+        self._meanwhile = meanwhile
+        self._errno: int | None = None
+
+    def failed(self, exc: OSError) -> None:
+        if exc.errno != self._errno:
+            self._log.warning("reme-mcp: %s; %s", os_error_line(exc, self._doing), self._meanwhile)
+            self._errno = exc.errno
+
+    def cleared(self) -> None:
+        self._errno = None

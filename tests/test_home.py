@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -69,11 +71,13 @@ def test_an_unsafe_home_gives_a_private_temporary_folder(tmp_path: Path, caplog:
 def test_the_lock_is_reentrant_in_one_thread_and_exclusive_between_threads(tmp_path: Path) -> None:
     order: list[str] = []
 
+    folder = tmp_path / "index"
+
     def other_thread() -> None:
-        with index_lock(tmp_path):
+        with index_lock(folder):
             order.append("other")
 
-    with index_lock(tmp_path), index_lock(tmp_path):
+    with index_lock(folder), index_lock(folder):
         other = threading.Thread(target=other_thread)
         other.start()
         time.sleep(0.2)
@@ -82,18 +86,67 @@ def test_the_lock_is_reentrant_in_one_thread_and_exclusive_between_threads(tmp_p
     assert order == ["first", "other"]
 
 
+HOLDER = (
+    "import sys, time; from pathlib import Path; from reme_mcp.index.home import index_lock\n"
+    "with index_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)"
+)
+
+
 def test_the_lock_is_exclusive_between_processes(tmp_path: Path) -> None:
-    code = (
-        "import sys, time; from pathlib import Path; from reme_mcp.index.home import index_lock\n"
-        "with index_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)"
-    )
-    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    folder = tmp_path / "index"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(ReMeError, match="the index is busy"), index_lock(tmp_path, timeout=0.3):
+        with pytest.raises(ReMeError, match="the index is busy"), index_lock(folder, timeout=0.3):
             pass
     finally:
         holder.kill()
         holder.wait()
-    with index_lock(tmp_path, timeout=5):  # the OS let go of the killed holder's lock
+    with index_lock(folder, timeout=5):  # the OS let go of the killed holder's lock
         pass
+
+
+def test_deleting_the_index_folder_does_not_release_its_lock(tmp_path: Path) -> None:
+    """The folder is what a person or a cache cleaner deletes; the lock beside it stays held."""
+    folder = tmp_path / "index"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        folder.mkdir(exist_ok=True)
+        (folder / "index-v5").mkdir()
+        shutil.rmtree(folder)
+        with pytest.raises(ReMeError, match="the index is busy"), index_lock(folder, timeout=0.3):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_lock_won_on_a_file_deleted_meanwhile_is_taken_again_on_the_file_now_there(tmp_path: Path) -> None:
+    """A waiter that wins the old file's lock after it was replaced would hold it beside the new file's holder."""
+    folder = tmp_path / "index"
+    path = tmp_path / "index.lock"
+    first = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(first, fcntl.LOCK_EX)
+    entered: list[str] = []
+    failed: list[BaseException] = []
+
+    def waiter() -> None:
+        try:
+            with index_lock(folder, timeout=1.5):
+                entered.append("waiter")
+        except ReMeError as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.2)  # the waiter has opened the first file and polls its lock
+    os.unlink(path)
+    second = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(second, fcntl.LOCK_EX)  # another taker holds the file now at the path
+    os.close(first)  # the waiter wins the deleted file's lock
+    thread.join(10)
+    os.close(second)
+    assert entered == [] and len(failed) == 1 and "the index is busy" in str(failed[0])
+    with index_lock(folder, timeout=1):
+        assert path.exists() and not folder.exists()

@@ -49,11 +49,12 @@ def test_writers_share_commits_and_pick_up_a_dead_writers_spool(index: MemoryInd
     paths = [f"daily/{DAY}/shared-{i}.md" for i in range(6)]
     for i, path in enumerate(paths):
         (root / path).write_text(f"Shared note zqshared{i}.\n", encoding="utf-8")
-    threads = [threading.Thread(target=index.write_files_shared, args=([p],)) for p in paths]
+    threads = [threading.Thread(target=index.written, args=([p],)) for p in paths]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(30)
+    index.sync()  # what every search does first: it commits whatever is spooled, by any process
     for i, path in enumerate(paths):
         assert _found(index, f"zqshared{i}") == [path]
     assert _found(index, "zqorphan") == ["digest/wiki/orphan.md"]

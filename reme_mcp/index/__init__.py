@@ -179,15 +179,6 @@ class MemoryIndex:
     def _commit_spooled(self) -> None:
         self._despite_clearing(lambda: self._writer.write_spooled([]))
 
-    def write_files_shared(self, paths: Iterable[str]) -> None:
-        """Index these files before returning, sharing one commit with other writers waiting alongside.
-
-        A file vanishing under a commit or a build means the index folder was cleared
-        meanwhile (by a person, a cleaner): the next attempt builds it again from the files.
-        """
-        todo = list(paths)
-        self._despite_clearing(lambda: self._writer.write_files_shared(todo))
-
     def _despite_clearing(self, step: Callable[[], T]) -> T:
         """Run an index operation; when the index folder changed under it (cleared by a person or
         a cleaner, rebuilt by another process), open the index afresh and run it again.
@@ -203,6 +194,12 @@ class MemoryIndex:
                 gone = isinstance(exc, (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError))
                 if attempt == CLEARED_ATTEMPTS - 1 or not (gone or self._store.vanished()):
                     raise
+                if gone and attempt >= 1 and not self._store.vanished():
+                    # The same folder, reopened, still names a file that is not there: it was
+                    # deleted file by file while a commit wrote into it, and a table of contents
+                    # outlived its segment. That is damage, which waiting does not mend.
+                    self._store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
+                    continue
                 self._store.reset()
                 time.sleep(0.01 * attempt)  # a cleaner deleting file by file: let it finish
         raise AssertionError("unreachable")

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from reme_mcp.errors import os_error_line
+from reme_mcp.errors import SaidOnce
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -30,8 +30,6 @@ IDLE = 0.5
 # wait: a search commits whatever waits first, so these bound that first search's cost.
 MAX_AGE = 10.0
 MAX_WAITING = 500
-
-
 RETRY = 5.0  # seconds before a failed batch is tried again
 
 
@@ -46,7 +44,7 @@ class CommitBatcher:
         self._last = 0.0  # ... and of the newest
         self._not_before = 0.0  # after a failed commit
         self._thread: threading.Thread | None = None
-        self._unwritable: int | None = None
+        self._unwritable = SaidOnce(log, "indexing", "notes stay searchable and are indexed later")
 
     def wrote(self) -> None:
         """A write's paths are in the spool: commit them in a while."""
@@ -68,7 +66,7 @@ class CommitBatcher:
     def _due_in(self) -> float:
         """Seconds until the waiting writes are due; 0 when they are."""
         now = time.monotonic()
-        due = self._not_before if self._waiting() >= MAX_WAITING else min(self._last + IDLE, self._first + MAX_AGE)
+        due = now if self._waiting() >= MAX_WAITING else min(self._last + IDLE, self._first + MAX_AGE)
         return max(0.0, max(due, self._not_before) - now)
 
     def _run(self) -> None:
@@ -89,13 +87,11 @@ class CommitBatcher:
             self._commit()
         except OSError as exc:
             # The spool keeps the paths: the next search's sync, or the next batch, tries again.
-            if exc.errno != self._unwritable:
-                log.warning("reme-mcp: %s; notes stay searchable and are indexed later", os_error_line(exc, "indexing"))
-                self._unwritable = exc.errno
+            self._unwritable.failed(exc)
             self._not_before = time.monotonic() + RETRY
             return
         except Exception:
             log.exception("reme-mcp: a batched index commit failed; the next search indexes the notes")
             self._not_before = time.monotonic() + RETRY
             return
-        self._unwritable = None
+        self._unwritable.cleared()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -25,10 +26,9 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.workspace import LOCK_POLL, LOCK_TIMEOUT, Workspace
@@ -90,9 +90,15 @@ def ensure_folder(folder: Path) -> None:
 
 
 def temporary_folder() -> Path:
-    """A fresh folder private to this process (0700), removed when it exits."""
-    folder = Path(tempfile.mkdtemp(prefix="reme-mcp-index-"))  # mode 0700, ours
-    atexit.register(shutil.rmtree, folder, True)
+    """A fresh folder private to this process (0700), removed when it exits.
+
+    It is made inside a private temporary folder so that its lock file, which lives
+    beside it (`index_lock`), is not in the shared temporary directory.
+    """
+    parent = Path(tempfile.mkdtemp(prefix="reme-mcp-index-"))  # mode 0700, ours
+    atexit.register(shutil.rmtree, parent, True)
+    folder = parent / "index"
+    folder.mkdir(mode=0o700)
     return folder
 
 
@@ -113,16 +119,17 @@ def _thread_lock(key: str) -> threading.RLock:
 def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """The cross-process lock every index writer and builder holds; the OS releases it when its holder dies.
 
-    Re-entrant in one thread (a commit that finds the folder cleared builds it under the
-    lock it holds). Threads of this process queue on an in-process lock first, so only
-    one of them polls the file lock. The folder is created again if it went away.
+    The lock file lives beside the folder, not in it: the folder is what gets cleared or
+    deleted (by a person, a cache cleaner, a rebuild), and a lock deleted with it would let
+    a second process take a fresh one while the first still holds the old. Re-entrant in
+    one thread (a commit that finds the folder cleared builds it under the lock it holds).
+    Threads of this process queue on an in-process lock first, so only one of them polls.
     """
-    busy = ReMeError(f"the index is busy (its lock held for over {timeout:.0f} s): try again")
-    locks = folder / "locks"
-    key = str(locks)
+    path = folder.parent / f"{folder.name}.lock"
+    key = str(path)
     in_process = _thread_lock(key)
     if not in_process.acquire(timeout=timeout):
-        raise busy
+        raise _busy(timeout)
     try:
         depth = _DEPTH.get(key, 0)  # only the thread holding `in_process` reads or writes it
         if depth:
@@ -132,22 +139,51 @@ def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             finally:
                 _DEPTH[key] = depth
             return
-        lock = FileLock(str(locks / "index.lock"))
-        for attempt in range(3):  # the folder may be cleared between creating it and locking in it
-            ensure_folder(locks)
-            try:
-                lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
-                break
-            except Timeout as exc:
-                raise busy from exc
-            except FileNotFoundError:
-                if attempt == 2:
-                    raise
+        fd = _take(path, time.monotonic() + timeout, timeout)
         _DEPTH[key] = 1
         try:
             yield
         finally:
             _DEPTH[key] = 0
-            lock.release()
+            os.close(fd)  # closing the only descriptor releases the flock
     finally:
         in_process.release()
+
+
+def _busy(timeout: float) -> ReMeError:
+    return ReMeError(f"the index is busy (its lock held for over {timeout:.0f} s): try again")
+
+
+def _take(path: Path, deadline: float, timeout: float) -> int:
+    """Lock the file at `path` (created if missing) and return its descriptor.
+
+    The file is never removed by a holder, but anyone may delete it: a lock won on a file
+    that is no longer the one at `path` excludes nobody, so it is taken again on the file
+    that is there now.
+    """
+    while True:
+        ensure_folder(path.parent)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileNotFoundError:  # the parent was removed between creating it and opening in it
+            continue
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise _busy(timeout) from None
+                    time.sleep(LOCK_POLL)
+            held = os.fstat(fd)
+            try:
+                there = os.lstat(path)
+            except FileNotFoundError:
+                there = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)

@@ -21,7 +21,7 @@ import time
 
 from whoosh import index as whoosh_index
 
-from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.errors import ReMeError, SaidOnce
 from reme_mcp.index.schema import FileRecord, same_bytes
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.watch import FileView
@@ -75,7 +75,9 @@ class IndexSync:
         # (a rebuilt index numbers its commits afresh: a generation alone may name another index's).
         self._settled: tuple[tuple[int, int] | None, int | None] | None = None
         self._pending: set[str] = set()  # paths the feed reported that are not yet settled
-        self._unwritable: int | None = None  # the errno the last commit failed with, said once
+        self._unwritable = SaidOnce(
+            log, "updating the index", "searches answer from the index as it is until it can be written"
+        )
         self._identity: tuple[int, int] | None = None  # the index folder's, as the last sync left it
 
     def sync(self, force: bool = False) -> int:
@@ -156,9 +158,9 @@ class IndexSync:
         except OSError as exc:
             if is_corruption(exc):
                 raise
-            self._say_unwritable(exc)
+            self._unwritable.failed(exc)
             return 0
-        self._unwritable = None
+        self._unwritable.cleared()
         self._settle()
         return len(todo) + len(moved)
 
@@ -182,9 +184,3 @@ class IndexSync:
         """The files and the index's records agree as of this generation."""
         self._settled = (self.store.identity(), self.store.records_generation)
         self._pending.clear()
-
-    def _say_unwritable(self, exc: OSError) -> None:
-        if exc.errno != self._unwritable:  # the file named differs from one attempt to the next
-            line = os_error_line(exc, "updating the index")
-            log.warning("reme-mcp: %s; searches answer from the index as it is until it can be written", line)
-            self._unwritable = exc.errno

@@ -1,11 +1,11 @@
 """The writer: incremental commits of changed files, and the spool that lets writers share one commit.
 
 A commit re-indexes a set of files (dropping those that are gone) and patches
-the store's file records with what it wrote. `write_files_shared` is what
-`remember` uses: each writer leaves its paths in a spool folder, then takes the
-index lock; whoever holds it indexes everything spooled in one commit. N
-writers at once need far fewer than N commits (a commit is the slow part), and
-a spool entry left by a writer that died is picked up by the next one.
+the store's file records with what it wrote. `remember` leaves the paths it
+wrote in a spool folder (`spool_paths`); whoever next holds the index lock to
+commit (a batch, any process's search) indexes everything spooled in one
+commit. N writers need far fewer than N commits (a commit is the slow part),
+and a spool entry left by a writer that died is picked up by the next commit.
 
 Every path a commit reads comes from derived state (the spool, the records), so
 it is checked like a path a model sent: one that leads outside the workspace
@@ -111,11 +111,6 @@ class IndexWriter:
                 return any(not e.name.startswith(".") for e in entries)
         except OSError:
             return False
-
-    def write_files_shared(self, paths: Iterable[str]) -> None:
-        """Index these files before returning, sharing one commit with writers waiting alongside."""
-        self.spool_paths(paths)
-        self.write_spooled([])
 
     def write_spooled(self, paths: Iterable[str]) -> None:
         """One commit for `paths` and everything writers spooled (none when there is nothing)."""
