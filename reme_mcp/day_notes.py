@@ -213,11 +213,10 @@ class DayNotes:
             return None
         try:
             # Checked before fdopen, which refuses a folder's descriptor with an error naming only its number.
-            st = os.fstat(fd)
+            opened: os.stat_result | None = os.fstat(fd)
         except OSError:
-            os.close(fd)
-            return None
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_NOTE_READ:
+            opened = None
+        if opened is None or not stat.S_ISREG(opened.st_mode) or opened.st_size > MAX_NOTE_READ:
             os.close(fd)
             return None
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace", newline="") as fh:
@@ -227,7 +226,7 @@ class DayNotes:
                 return None
         meta, body_start = split_front_matter(text)
         digest = body_hash("\n".join(text.split("\n")[body_start:]))
-        return file_stamp(st), NoteInfo(f"daily/{day}/{name}", meta, digest)
+        return file_stamp(opened), NoteInfo(f"daily/{day}/{name}", meta, digest)
 
 
 def fold_name(name: str) -> str:

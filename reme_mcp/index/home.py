@@ -164,8 +164,10 @@ def _take(path: Path, deadline: float, timeout: float) -> int:
     while True:
         ensure_folder(path.parent)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except FileNotFoundError:  # the parent was removed between creating it and opening in it
+            if time.monotonic() >= deadline:
+                raise
             continue
         try:
             while True:
