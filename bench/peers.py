@@ -51,7 +51,8 @@ def load_harness(harness: Path) -> ModuleType:
 
 def write_notes(root: Path, notes: list[Any]) -> None:
     """The files 2,000 `remember` calls leave on one day: a note each, then the day index."""
-    from reme_mcp.daily import refresh_day_index, render_note
+    from reme_mcp.daily import render_note
+    from reme_mcp.day_index import refresh_day_index
     from reme_mcp.intake import check_input
     from reme_mcp.workspace import Workspace
 

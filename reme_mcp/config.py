@@ -30,6 +30,9 @@ class Settings:
     # Where indexes live, one private folder per workspace (index/home.py): never inside a
     # workspace, whose files may come from anyone, because Whoosh unpickles its index files.
     index_home: Path = field(default_factory=lambda: default_index_home())
+    # Batched index commits made by a child process (index/committer.py): set by the servers,
+    # whose calls would otherwise wait out every batch.
+    commit_in_child: bool = False
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()

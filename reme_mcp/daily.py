@@ -1,13 +1,13 @@
-"""Daily notes and the day index, in ReMe's format (workspace-format.md).
+"""Daily notes in ReMe's format (workspace-format.md): names, dates, writing a note.
 
 A daily note is `daily/<date>/<name>.md` with front matter; the day index
-`daily/<date>.md` carries a machine-managed block listing the day's notes.
-Text a person wrote outside that block is kept byte for byte. `DayIndex` is the
-workspace's daily notes as `remember` and `daily_list` use them.
+`daily/<date>.md` lists the day's notes (day_index.py). `DayIndex` is the
+workspace's daily notes and day indexes as `remember` and `daily_list` use them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -18,13 +18,16 @@ from typing import Any
 
 import yaml
 
-from reme_mcp import swap
+from reme_mcp.batching import CommitBatcher
+from reme_mcp.day_index import DayIndexFile
 from reme_mcp.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
-from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
+from reme_mcp.documents import BLOCK_END, BLOCK_START, body_hash
 from reme_mcp.errors import ReMeError, shown
 from reme_mcp.workspace import DATE_RE, Workspace
 
 __all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo", "day_index_line"]
+
+log = logging.getLogger("reme_mcp.daily")
 
 _FORBIDDEN_CHARS = set('<>:"/\\|?*')
 # Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
@@ -131,157 +134,6 @@ def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
     return DayNotes(ws).notes(day)
 
 
-# The line that closes a front matter (documents.split_front_matter's rule).
-_FRONT_END_LINE = re.compile(r"^(?:---|\.\.\.)[^\S\n]*$", re.MULTILINE)
-
-
-def _dump(meta: dict[str, Any]) -> str:
-    # ReMe writes front matter with PyYAML's safe dumper (sorted keys).
-    return yaml.safe_dump(meta, default_flow_style=False, allow_unicode=True).strip()
-
-
-def _block_span(body: str) -> tuple[int, int] | None:
-    """Where the machine-managed block is: its markers alone on their lines, start before end.
-
-    Markers quoted inside a person's sentence are not the block.
-    """
-    start = _marker_line(body, BLOCK_START, 0)
-    if start < 0:
-        return None
-    end = _marker_line(body, BLOCK_END, start + len(BLOCK_START))
-    return None if end < 0 else (start, end + len(BLOCK_END))
-
-
-def _marker_line(text: str, marker: str, at: int) -> int:
-    """Where `marker` first stands alone on a line (white space around it allowed) from `at`; -1 if nowhere."""
-    while (found := text.find(marker, at)) >= 0:
-        line_start = text.rfind("\n", 0, found) + 1
-        line_end = text.find("\n", found)
-        after = text[found + len(marker) : line_end if line_end >= 0 else len(text)]
-        if not text[line_start:found].strip() and not after.strip():
-            return found
-        at = found + len(marker)
-    return -1
-
-
-def _split_raw(text: str) -> tuple[str, str, bool]:
-    """The front matter as written (delimiters included), the body after it, and whether one was found."""
-    if not text.startswith("---"):
-        return "", text, False
-    first = text.find("\n")
-    if first < 0 or text[:first].rstrip() != "---":
-        return "", text, False
-    closing = _FRONT_END_LINE.search(text, first + 1)
-    if closing is None:
-        return "", text, False
-    cut = closing.end() + 1 if closing.end() < len(text) else len(text)
-    front = text[:cut]
-    return (front, text[cut:], True) if cut < len(text) or front.endswith("\n") else (front + "\n", "", True)
-
-
-def _with_description(front: str, day: str, description: str) -> str:
-    """The person's front matter with only its description line brought up to date.
-
-    Nothing else is re-serialised: comments, order, quoting and keys stay as written.
-    A front matter that does not parse is left exactly as it is.
-    """
-    parts = front.split("\n")
-    opening, inner, closing = parts[0], parts[1:-2], parts[-2]
-    meta, _ = split_front_matter(front)
-    if not meta and any(line.strip() and not line.lstrip().startswith("#") for line in inner):
-        return front  # it does not parse: someone's text, kept whole
-    if meta.get("description") == description and meta.get("name"):
-        return front
-    new_line = _dump({"description": description})
-    out: list[str] = []
-    replaced = False
-    skipping = False
-    for line in inner:
-        if skipping and (line[:1] in (" ", "\t") or not line.strip()):
-            continue
-        skipping = False
-        if not replaced and re.match(r"description\s*:", line):
-            out.append(new_line)
-            replaced = skipping = True
-            continue
-        out.append(line)
-    if not replaced:
-        out.insert(0, new_line)
-    if not meta.get("name"):
-        out.append(_dump({"name": day}))
-    return "\n".join([opening, *out, closing, ""])
-
-
-def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
-    """The day index with a fresh block, laid out as ReMe lays it out.
-
-    A person's text outside the block, front matter included, is kept byte for byte;
-    only the front matter's description line is brought up to date.
-    """
-    lines = [n.line for n in notes] or ["(none)"]
-    block = "\n".join([BLOCK_START, *lines, BLOCK_END])
-    description = f"{len(notes)} note(s) today." if notes else "No notes today."
-    if existing is None:
-        return f"{_fresh_front(day, description)}\n{block}"
-    front, body, found = _split_raw(existing)
-    front = _with_description(front, day, description) if found else _fresh_front(day, description)
-    span = _block_span(body)
-    if span is not None:
-        body = body[: span[0]] + block + body[span[1] :]
-    elif body.strip():
-        body = f"{body.rstrip()}\n\n{block}"
-    else:
-        body = f"\n{block}"
-    return front + body
-
-
-def _fresh_front(day: str, description: str) -> str:
-    return f"---\n{_dump({'name': day, 'description': description})}\n---\n"
-
-
-MAX_MERGES = 50
-
-
-def refresh_day_index(ws: Workspace, day: str, notes: list[NoteInfo] | None = None) -> Path:
-    """Rebuild one day's index block from the notes on disk. Call under the workspace's write lock.
-
-    People edit this file too, so it is merged, never overwritten blind (reme_mcp/swap.py):
-    when what the swap took out is not what was read (someone saved meanwhile), their
-    version is merged and swapped in again.
-    """
-    rel = f"daily/{day}.md"
-    target = ws.layout_path(rel)
-    notes = read_day_notes(ws, day) if notes is None else notes
-    seen = swap.snapshot(target, rel)
-    current = source = _decode(seen.data, rel)
-    busy = seen.hot  # someone is saving it these seconds: they may be writing into what a swap takes out
-    for _ in range(MAX_MERGES):
-        rendered = render_day_index(day, notes, source)
-        if rendered == current:
-            return target
-        try:
-            taken, seen = swap.swap(target, rendered, seen, rel, settle=busy)
-        except swap.Changed:  # saved by someone between our read and our swap
-            seen = swap.snapshot(target, rel)
-            current = source = _decode(seen.data, rel)
-            busy = True
-            continue
-        old = _decode(taken, rel)
-        if old == current:
-            return target
-        source, current, busy = old, rendered, True
-    raise ReMeError(f"{rel} changed {MAX_MERGES} times while being refreshed: stop editing it and try again")
-
-
-def _decode(raw: bytes | None, rel: str) -> str | None:
-    if raw is None:
-        return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReMeError(f"day index {rel} is not UTF-8 text: fix it or move it away, then try again") from exc
-
-
 def list_note_days(ws: Workspace) -> list[str]:
     """Every date that has a daily-note folder inside the workspace, newest first."""
     days = []
@@ -299,6 +151,13 @@ def list_note_days(ws: Workspace) -> list[str]:
 
 
 MAX_SAME_NAME = 10_000
+# A note written within BURST seconds of the last one on its day leaves the day index to a
+# batch (reme_mcp/batching.py): each refresh rewrites and fsyncs the whole file, and a burst
+# of notes then rewrites it a few times a second instead of once per note. The file lags
+# the burst by MAX_LAG seconds at most, is brought up to date when the server ends, and by
+# the next process's warm-up (`catch_up`) if this one dies first.
+BURST = 0.5
+MAX_LAG = 1.0
 # Seconds between sweeps of a day's folders for temp files a killed writer left (they are
 # removed once a minute old, so sweeping more often finds nothing more).
 SWEEP_EVERY = 60.0
@@ -307,14 +166,25 @@ SWEEP_EVERY = 60.0
 class DayIndex:
     """A workspace's daily notes and day indexes; each note's front matter is parsed once per change.
 
-    Not locked by itself: `remember` calls `find`, `write_note` and `refresh` under the
-    workspace's write lock.
+    Not locked by itself: `remember` calls `find`, `write_note` and the refreshes under the
+    workspace's write lock; the batch of day indexes left for later takes the lock itself.
     """
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self._notes = DayNotes(ws)
+        self._index_files = DayIndexFile(ws)
         self._swept: dict[str, float] = {}  # day -> when its folders were last swept of dead writers' temp files
+        self._written: dict[str, float] = {}  # day -> when a note was last written on it
+        self._due: set[str] = set()  # days whose index the batch refreshes
+        self._batch = CommitBatcher(
+            self._refresh_due,
+            lambda: len(self._due),
+            idle=BURST,
+            max_age=MAX_LAG,
+            doing="refreshing the day index",
+            meanwhile="the notes are stored, and their day index is refreshed with the next batch",
+        )
 
     def days(self) -> list[str]:
         """Every date with a note folder, newest first."""
@@ -334,7 +204,53 @@ class DayIndex:
         `relist` false: the caller holds the write lock and listed the day just now (`find`).
         """
         notes = self._notes.notes(day, recheck=False, relist=relist)
-        return self.ws.relative(refresh_day_index(self.ws, day, notes))
+        refreshed = self._index_files.refresh(day, notes)
+        self._due.discard(day)
+        return self.ws.relative(refreshed)
+
+    def refresh_after_write(self, day: str) -> str:
+        """The day index after `write_note` on `day`: refreshed now, or by the batch in a burst of notes."""
+        now = time.monotonic()
+        recent = now - self._written.get(day, float("-inf")) < BURST
+        self._written[day] = now
+        if not recent and day not in self._due:
+            return self.refresh(day, relist=False)
+        self._due.add(day)
+        self._batch.wrote()
+        return f"daily/{day}.md"
+
+    def flush(self) -> None:
+        """Refresh the day indexes the batch still owes (the server is ending)."""
+        self._batch.flush()
+
+    def catch_up(self) -> int:
+        """Refresh every day index older than a note added to its day since (a process that died
+        before its batch); returns how many. A day index is never older once it is refreshed."""
+        behind = [day for day in self.days() if self._behind(day)]
+        if behind:
+            with self.ws.lock("write"):
+                for day in behind:
+                    self.refresh(day)
+        return len(behind)
+
+    def _behind(self, day: str) -> bool:
+        try:
+            folder = os.stat(self.ws.layout_path(f"daily/{day}/x.md").parent)
+            index = os.stat(self.ws.layout_path(f"daily/{day}.md"))
+        except FileNotFoundError:
+            return bool(self.notes(day))
+        except (OSError, ReMeError):
+            return False  # not ours to write (a link, a folder in its place): a remember says why
+        return folder.st_mtime_ns > index.st_mtime_ns
+
+    def _refresh_due(self) -> None:
+        with self.ws.lock("write"):
+            for day in sorted(self._due):
+                try:
+                    self.refresh(day)
+                except ReMeError as exc:  # the next note of the day tries again, and says it
+                    self._due.discard(day)
+                    log.warning("reme-mcp: %s", exc)
 
     def write_note(self, day: str, stem: str, meta: dict[str, Any], content: str) -> str:
         """Write a new note under the first free name (stem, stem-2, ...); an existing note is never overwritten.
@@ -342,7 +258,7 @@ class DayIndex:
         A name taken by a case or Unicode-normalisation twin counts as taken: on macOS and
         Windows they are the same file.
         """
-        folder = self.ws.layout_path(f"daily/{day}/x.md").parent
+        folder = Path(self._notes.folder(day))
         if time.monotonic() - self._swept.get(day, float("-inf")) >= SWEEP_EVERY:
             self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
             self.ws.remove_stale_temp_files(folder.parent)  # ... or day index
@@ -355,10 +271,12 @@ class DayIndex:
             target = folder / f"{candidate}.md"
             if fold_name(target.name) in taken or os.path.lexists(target):
                 continue
+            front = {**meta, "name": candidate}
             try:
-                self.ws.write_atomic(target, render_note({**meta, "name": candidate}, content), exclusive=True)
+                written = self.ws.write_atomic(target, render_note(front, content), exclusive=True)
             except FileExistsError:
                 continue
-            self._notes.wrote(day, target.name)
+            # As the file reads back: PyYAML's safe dump of plain strings and lists loads as they were.
+            self._notes.wrote(day, target.name, front, body_hash(content), written)
             return f"daily/{day}/{target.name}"
         raise ReMeError(f"too many notes named {stem!r} on one day: give a different name")

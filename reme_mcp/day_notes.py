@@ -67,6 +67,8 @@ class _Day:
 
     def __init__(self) -> None:
         self.names: frozenset[str] = frozenset()  # every entry of the folder, as last listed
+        self.stamp: tuple[int, int, int] | None = None  # the folder's (inode, mtime, ctime) as last seen
+        self.listed = float("-inf")  # when the folder was last listed
         self.folded: set[str] = set()  # ... case- and normalisation-folded
         self.notes: dict[str, tuple[str, NoteInfo]] = {}  # by file name: (stamp, note)
         self.order: list[str] = []  # the notes' file names, sorted ...
@@ -127,6 +129,7 @@ class DayNotes:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self._days: dict[str, _Day] = {}
+        self._places: dict[str, tuple[str, int]] = {}  # day -> its folder as checked, and that folder's inode
 
     def notes(self, day: str, recheck: bool = True, relist: bool = True) -> list[NoteInfo]:
         """The notes of `day`, sorted by file name. With `recheck` false, notes already known are
@@ -136,7 +139,7 @@ class DayNotes:
         known = self._known(day, relist)
         started = time.monotonic()
         if recheck or started - known.checked >= max(RECHECK, 5 * known.cost):
-            folder = self._folder(day)
+            folder = self.folder(day)
             for name in [n for n in known.names if _is_markdown(n)]:
                 fresh = self._read(folder, day, name, known.notes.get(name))
                 if fresh is None:
@@ -155,30 +158,54 @@ class DayNotes:
         """Every name in the day's folder, folded (fold_name): a twin of one is taken too."""
         return self._known(day, relist).folded
 
-    def wrote(self, day: str, name: str) -> None:
-        """The caller just wrote this note: known without listing the folder again."""
+    def wrote(self, day: str, name: str, meta: dict[str, Any], digest: str, written: os.stat_result) -> None:
+        """The caller just wrote this note, with this front matter and body hash: known without
+        listing the folder or reading the note again."""
         known = self._known(day, relist=False)
         known.names = known.names | {name}
         known.folded.add(fold_name(name))
+        # The folder moved by our write: not listed again for it (a change someone else made
+        # in the same millisecond is listed within RECHECK seconds, see _listed).
+        known.stamp = self._located(day)[1]
         if name not in known.notes:
-            fresh = self._read(self._folder(day), day, name, None)
-            if fresh is not None:
-                known.put(name, fresh)
+            known.put(name, (file_stamp(written), NoteInfo(f"daily/{day}/{name}", meta, digest)))
+
+    def folder(self, day: str) -> str:
+        """The day's note folder, checked to lead nowhere outside the workspace (Workspace.layout_path)."""
+        return self._located(day)[0]
 
     def _known(self, day: str, relist: bool) -> _Day:
         return self._listed(day) if relist or day not in self._days else self._days[day]
 
-    def _folder(self, day: str) -> str:
-        return str(self.ws.layout_path(f"daily/{day}/x.md").parent)
+    def _located(self, day: str) -> tuple[str, tuple[int, int, int] | None]:
+        """The day's folder and its stamp. The check that it leads nowhere outside resolves every
+        link on the way, so it is made again only when the folder is another one (its inode)."""
+        placed = self._places.get(day)
+        if placed is not None:
+            stamp = _folder_stamp(placed[0])
+            if stamp is not None and stamp[0] == placed[1]:
+                return placed[0], stamp
+        folder = str(self.ws.layout_path(f"daily/{day}/x.md").parent)
+        stamp = _folder_stamp(folder)
+        if stamp is not None:
+            self._places[day] = (folder, stamp[0])
+        return folder, stamp
 
     def _listed(self, day: str) -> _Day:
         """The day as its folder lists now: new notes read, vanished ones forgotten."""
         known = self._days.setdefault(day, _Day())
-        folder = self._folder(day)
+        folder, stamp = self._located(day)
+        # An entry added, removed or renamed moves the folder's mtime: a folder that has not moved
+        # is listed again only every RECHECK seconds (a day of thousands of notes costs a
+        # millisecond or more to list, and a remember would list it every time).
+        now = time.monotonic()
+        if stamp is not None and stamp == known.stamp and now - known.listed < RECHECK:
+            return known
         try:
             names = frozenset(os.listdir(folder))
         except OSError:  # no folder yet (or not a folder: writing a note there says so)
             names = frozenset()
+        known.stamp, known.listed = stamp, now
         if names == known.names:
             return known
         gone = known.names - names
@@ -227,6 +254,14 @@ class DayNotes:
         meta, body_start = split_front_matter(text)
         digest = body_hash("\n".join(text.split("\n")[body_start:]))
         return file_stamp(opened), NoteInfo(f"daily/{day}/{name}", meta, digest)
+
+
+def _folder_stamp(folder: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def fold_name(name: str) -> str:

@@ -7,6 +7,7 @@ upkeep they need (warming up, rebuilding the index, the doctor's report) is here
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections import Counter
@@ -58,7 +59,12 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
-        self.index = MemoryIndex(self.ws, max_scan_interval=settings.sync_interval, home=settings.index_home)
+        self.index = MemoryIndex(
+            self.ws,
+            max_scan_interval=settings.sync_interval,
+            home=settings.index_home,
+            commit_in_child=settings.commit_in_child,
+        )
         self.days = DayIndex(self.ws)
         swap.enable_leases()
 
@@ -217,7 +223,7 @@ class Memory:
 
     def _remember(self, note: NoteInput) -> RememberResult:
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
-        # queue for milliseconds; the index commit is batched (index/batching.py), and every
+        # queue for milliseconds; the index commit is batched (reme_mcp/batching.py), and every
         # search after this returns commits what waits before it reads.
         with self.ws.lock("write"):
             previous = self._stored(note)
@@ -249,7 +255,7 @@ class Memory:
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
         """The steps after the note: day index and ledger; a failure names the stored note."""
         try:
-            day_index = self.days.refresh(day, relist=not after_write)  # write_note told it of the note
+            day_index = self.days.refresh_after_write(day) if after_write else self.days.refresh(day)
             self.ledger.record_request(note.request_hash, rel)
             self.ledger.record_body(note.digest, rel)
         except (OSError, ReMeError) as exc:
@@ -267,9 +273,12 @@ class Memory:
         if self.ws.root.is_dir():
             self.index.sync(force=True)
             self.ledger.sweep()
+            with contextlib.suppress(OSError, ReMeError):  # a read-only workspace: a remember says why
+                self.days.catch_up()
 
     def finish(self) -> None:
-        """Commit the index writes still waiting for their batch (index/batching.py); before exiting."""
+        """Finish what waits for a batch (reme_mcp/batching.py): day indexes, index commits; before exiting."""
+        self.days.flush()
         self.index.flush()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexResult:

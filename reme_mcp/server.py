@@ -7,6 +7,7 @@ Start-up is kept lean: the index and its dependencies load on the first call
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 import threading
@@ -180,7 +181,7 @@ def _drop_unused_capabilities(server: MCPServer) -> None:
 
 def build_server(settings: Settings, warm_up: bool = True) -> MemoryServer:
     """The MCP server over one workspace."""
-    memory = LazyMemory(settings)
+    memory = LazyMemory(dataclasses.replace(settings, commit_in_child=True))
     server = MemoryServer("reme-mcp", title="ReMe memory", version=__version__, instructions=INSTRUCTIONS)
 
     @_tool(server, title="Search memory", annotations=READ_ONLY)

@@ -55,8 +55,11 @@ class Snapshot:
         return time.time_ns() - self.stamp[1] < HOT_SECONDS * 1e9
 
 
-def snapshot(path: Path, shown_as: str) -> Snapshot:
-    """The file's bytes and identity, once nobody is writing it; a missing file is a snapshot with no data."""
+def snapshot(path: Path, shown_as: str, known: bytes | None = None) -> Snapshot:
+    """The file's bytes and identity, once nobody is writing it; a missing file is a snapshot with no data.
+
+    `known`: the bytes this process last swapped in; finding exactly those needs no hash to count as ours.
+    """
     with contextlib.suppress(OSError):
         _writers_gone(path)
     try:
@@ -66,17 +69,16 @@ def snapshot(path: Path, shown_as: str) -> Snapshot:
     with fh:
         info = os.fstat(fh.fileno())
         data = fh.read()
-        return Snapshot(data, _stamp(info), _marked(fh.fileno()) == _digest(data))
+        return Snapshot(data, _stamp(info), data == known or _marked(fh.fileno()) == _digest(data))
 
 
-def swap(path: Path, text: str, seen: Snapshot, shown_as: str, settle: bool = False) -> tuple[bytes | None, Snapshot]:
-    """Put `text` at `path` if it is still as `seen`; return what was taken out and a snapshot of what is there.
+def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = False) -> tuple[bytes | None, Snapshot]:
+    """Put `data` at `path` if it is still as `seen`; return what was taken out and a snapshot of what is there.
 
     With `settle` (or when `seen` is a recent save by someone else), the taken-out copy is
     read again until it stops changing. Raises Changed when the file moved on since `seen`
     (or appeared, when `seen` had none).
     """
-    data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{secrets.token_hex(6)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

@@ -280,12 +280,12 @@ class Workspace:
 
     # ---- safe writes -------------------------------------------------------------------------
 
-    def write_atomic(self, target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> None:
+    def write_atomic(self, target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
         """Write a whole file or nothing: temp file in the same folder, fsync, then rename.
 
         With `exclusive`, an existing file is never replaced: FileExistsError instead.
         Without `durable` (derived state that can be rebuilt), no fsync: still whole or
-        nothing if the process dies, but a power cut may lose it.
+        nothing if the process dies, but a power cut may lose it. Returns the written file's stat.
         """
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
@@ -296,6 +296,7 @@ class Workspace:
                 fh.flush()
                 if durable:
                     os.fsync(fh.fileno())
+                written = os.fstat(fh.fileno())
             if exclusive:
                 os.link(tmp, target)  # fails if the name was taken meanwhile
                 os.unlink(tmp)
@@ -307,6 +308,7 @@ class Workspace:
             raise
         if durable:
             fsync_dir(target.parent)
+        return written
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""

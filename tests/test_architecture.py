@@ -40,7 +40,9 @@ FACES = frozenset(
     {"server", "http", "cli", "client_config", "stdio_front", "handshake", "wire", "skill_pack", "__main__"}
 )
 FACE_MAY_IMPORT = frozenset({"", "memory", "models", "limits", "config", "errors", "ingest.cli"}) | FACES
-ABOVE_THE_INDEX = frozenset({"memory", "daily", "intake", "ledger", "traverse", "exchange", "ingest"}) | FACES
+ABOVE_THE_INDEX = (
+    frozenset({"memory", "daily", "day_index", "intake", "ledger", "traverse", "exchange", "ingest"}) | FACES
+)
 
 
 def module_name(path: Path) -> str:

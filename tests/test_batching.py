@@ -10,6 +10,7 @@ leaves commits what waits before it exits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from reme_mcp.config import load_settings
+from reme_mcp.index.committer import commit_in_child
 from reme_mcp.memory import Memory
 
 DAY = "2026-11-28"
@@ -153,3 +155,33 @@ def test_a_write_whose_index_folder_is_cleared_is_still_found(tmp_path: Path, fo
     path = mem.remember("A fact zqcleared.", date=DAY).path
     shutil.rmtree(mem.index.folder / "pending" if folder == "spool" else mem.index.folder)
     assert found(mem, "zqcleared") == [path]  # the files are the truth: the sync finds it anyway
+
+
+def test_a_child_process_commits_the_spool_and_names_what_it_took(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    writer = memory(ws)
+    writer.search("open the index first")
+    path = writer.remember("A fact zqchild for the child's commit.", date=DAY).path
+    assert spooled(writer)
+    home = Path(os.environ["REME_INDEX_DIR"])
+    taken = commit_in_child(ws, home)
+    assert taken is not None and path in taken
+    assert spooled(writer) == []
+    other = memory(ws)  # a fresh process's view: committed, nothing left for it to do
+    assert path in other.index.records()
+
+
+def test_a_server_commits_its_batches_off_its_own_process(tmp_path: Path) -> None:
+    settings = dataclasses.replace(load_settings(workspace=str(tmp_path / "ws"), timezone="UTC"), commit_in_child=True)
+    mem = Memory(settings)
+    mem.search("nothing yet")
+    before = generation(mem)
+    paths = [mem.remember(f"Server fact zqsrv{i}.", date=DAY).path for i in range(5)]
+    deadline = time.monotonic() + 60
+    while (spooled(mem) or generation(mem) == before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    committed = generation(mem)
+    assert spooled(mem) == [] and committed > before
+    for i, path in enumerate(paths):
+        assert found(mem, f"zqsrv{i}") == [path]
+    assert generation(mem) == committed  # the searches had nothing left to commit

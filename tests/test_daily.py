@@ -12,9 +12,8 @@ from reme_mcp.daily import (
     NoteInfo,
     check_note_name,
     derive_name,
-    refresh_day_index,
-    render_day_index,
 )
+from reme_mcp.day_index import refresh_day_index, render_day_index
 from reme_mcp.documents import split_front_matter
 from reme_mcp.errors import ReMeError
 from reme_mcp.workspace import Workspace

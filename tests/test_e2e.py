@@ -68,6 +68,7 @@ async def test_remember_in_one_process_recall_in_the_next(tmp_path: Path) -> Non
     async with stdio_client(workspace) as client:
         stored = await client.call_tool("remember", {"content": PASSPHRASE, "request_id": "e2e-1"})
         assert not stored.is_error, text_of(stored)
+        assert not stored.is_error, text_of(stored)
         path = stored.structured_content["path"]  # type: ignore[index]
     async with stdio_client(workspace) as client:
         found = await client.call_tool("search", {"query": "这个项目的测试口令是什么？"})
@@ -137,6 +138,7 @@ async def test_http_server_works_the_same(http_server: tuple[str, Path]) -> None
         names = sorted(t.name for t in (await client.list_tools()).tools)
         assert names == ["daily_list", "read", "remember", "search", "traverse"]
         stored = await client.call_tool("remember", {"content": PASSPHRASE})
+        assert not stored.is_error, text_of(stored)
         path = stored.structured_content["path"]  # type: ignore[index]
         found = await client.call_tool("search", {"query": "测试口令"})
         assert path in [h["path"] for h in found.structured_content["results"]]  # type: ignore[index]

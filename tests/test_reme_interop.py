@@ -35,7 +35,8 @@ from typing import Any
 import pytest
 
 from reme_mcp.config import Settings
-from reme_mcp.daily import check_note_name, refresh_day_index
+from reme_mcp.daily import check_note_name
+from reme_mcp.day_index import refresh_day_index
 from reme_mcp.errors import ReMeError
 from reme_mcp.memory import Memory
 from reme_mcp.workspace import Workspace
@@ -223,6 +224,7 @@ def test_reme_reads_notes_reme_mcp_wrote_and_rebuilds_the_same_day_index(
         date=DAY,
     )
     memory.remember("A note on another day.", name="other-day", date="2026-11-29")
+    memory.finish()  # a burst's day index is written by its batch (daily.py); the server's end writes it at once
     written = day_index(root)
 
     scanned = reme.call("scan", workspace=str(root), date=DAY)
@@ -241,6 +243,7 @@ def test_reme_reads_notes_reme_mcp_wrote_and_rebuilds_the_same_day_index(
 
     # And back again: reme-mcp writes after ReMe's rebuild; ReMe still agrees to the byte.
     memory.remember("The staging cluster is in Frankfurt.", name="staging", date=DAY)
+    memory.finish()
     assert "name: staging" in day_index(root).decode("utf-8")
     assert_reme_keeps_day_index(reme, root)
 

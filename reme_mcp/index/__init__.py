@@ -9,7 +9,8 @@ one door to it; behind it:
 - store.py: opening, healing, rebuilding and swapping the index, its latest searcher;
 - sync.py: when to compare the files with the records, and which (watch.py: the change feed);
 - writer.py: incremental commits and the spool that lets writers share one;
-- batching.py: when the spool is committed (a `remember` does not wait for a commit);
+- committer.py: a server's batch committed by a child process, off its GIL;
+- when the spool is committed: reme_mcp/batching.py (a `remember` does not wait for a commit);
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
@@ -28,9 +29,10 @@ from whoosh import index as whoosh_index
 from whoosh.query import Term
 from whoosh.searching import Searcher
 
+from reme_mcp.batching import CommitBatcher
 from reme_mcp.config import default_index_home
 from reme_mcp.index import ranking
-from reme_mcp.index.batching import CommitBatcher
+from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, linking_to, query_tokens
 from reme_mcp.index.schema import FileRecord
@@ -97,12 +99,17 @@ class MemoryIndex:
         max_scan_interval: float = 2.0,
         watch_after: float = MIN_THROTTLED_SCAN,
         home: Path | None = None,
+        commit_in_child: bool = False,
     ) -> None:
         self.ws = ws
-        self._store = IndexStore(ws, private_folder(ws, home if home is not None else default_index_home()))
+        self._home = home if home is not None else default_index_home()
+        self._store = IndexStore(ws, private_folder(ws, self._home))
         self._writer = IndexWriter(ws, self._store)
         self._sync = IndexSync(ws, self._store, self._writer, max_scan_interval, watch_after)
-        self._batcher = CommitBatcher(self._commit_spooled, lambda: self._writer.waiting)
+        # A long-lived server commits its batches in a child process (committer.py); a short one
+        # (the CLI, a script) would only pay the child's start for nothing.
+        batch = self._commit_in_child if commit_in_child else self._commit_spooled
+        self._batcher = CommitBatcher(batch, lambda: self._writer.waiting)
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
         self._phrase_texts = ranking.PhraseTexts()
 
@@ -160,7 +167,7 @@ class MemoryIndex:
         self._writer.write_files(paths)
 
     def written(self, paths: Iterable[str]) -> None:
-        """These files were just written: every later search finds them, the commit is batched (batching.py).
+        """These files were just written: every later search finds them, the commit is batched (reme_mcp/batching.py).
 
         After a failed commit (a full or read-only disk) the commit is tried at once, and its
         OSError raised: the files are stored, but no search finds them until it succeeds.
@@ -178,6 +185,14 @@ class MemoryIndex:
 
     def _commit_spooled(self) -> None:
         self._despite_clearing(lambda: self._writer.write_spooled([]))
+
+    def _commit_in_child(self) -> None:
+        mine = self._writer.mine()
+        taken = commit_in_child(self.ws.root, self._home)
+        if taken is None:
+            self._commit_spooled()  # says why, and commits if it can
+        else:
+            self._writer.taken(mine, frozenset(taken))
 
     def _despite_clearing(self, step: Callable[[], T]) -> T:
         """Run an index operation; when the index folder changed under it (cleared by a person or

@@ -121,7 +121,7 @@ class IndexSync:
         if len(records) >= WATCH_MIN_FILES:
             self.view.start_watching()  # a workspace this large is known to scan slowly
         files, touched = self.view.files()
-        # Writes waiting in the spool (batching.py) are committed before any search reads.
+        # Writes waiting in the spool (reme_mcp/batching.py) are committed before any search reads.
         spooled = self.writer.spooled()
         only: set[str] | None = None  # the paths to compare; None: all of them
         if touched is not None and self._settled == (store.identity(), store.records_generation):

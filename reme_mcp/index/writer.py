@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from whoosh import index as whoosh_index
@@ -112,14 +112,26 @@ class IndexWriter:
         except OSError:
             return False
 
-    def write_spooled(self, paths: Iterable[str]) -> None:
-        """One commit for `paths` and everything writers spooled (none when there is nothing)."""
+    def write_spooled(self, paths: Iterable[str]) -> list[str]:
+        """One commit for `paths` and everything writers spooled (none when there is nothing);
+        returns the spooled paths it took."""
         with self.store.mutex, self.store.lock():
-            self._write_spooled(paths)
+            return self._write_spooled(paths)
 
-    def _write_spooled(self, paths: Iterable[str]) -> None:
+    def mine(self) -> dict[str, int]:
+        """What this process spooled and no commit took yet, each path with its latest spooling's number."""
         with self._count:
-            mine = dict(self._mine)
+            return dict(self._mine)
+
+    def taken(self, mine: dict[str, int], paths: Collection[str]) -> None:
+        """A commit elsewhere took these spooled paths: those not spooled again since `mine` wait no more."""
+        with self._count:
+            for path, serial in mine.items():
+                if path in paths and self._mine.get(path) == serial:  # else spooled again meanwhile: it waits on
+                    del self._mine[path]
+
+    def _write_spooled(self, paths: Iterable[str]) -> list[str]:
+        mine = self.mine()
         try:
             entries = [e.path for e in os.scandir(self.spool) if not e.name.startswith(".")]
         except OSError:
@@ -140,10 +152,8 @@ class IndexWriter:
         for entry in entries:
             with contextlib.suppress(OSError):
                 os.unlink(entry)
-        with self._count:
-            for path, serial in mine.items():
-                if self._mine.get(path) == serial:  # else spooled again meanwhile: it waits on
-                    del self._mine[path]
+        self.taken(mine, waiting)
+        return list(waiting)
 
     def _not_indexed(self, paths: Iterable[str]) -> list[str]:
         """The spooled paths whose file the index does not hold as it is now (another process's

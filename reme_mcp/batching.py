@@ -1,15 +1,18 @@
-"""Batched commits: when what writers left in the spool is committed to the index.
+"""Batched work: what writes leave to be done later, done once the writes pause.
 
-A `remember` is durable once its files are written: the note file is the truth,
-and the paths it wrote wait in the spool (writer.py) to be indexed. A Whoosh
-commit per note was most of a `remember`'s cost (a segment written, small
-segments merged, a new searcher opened), so commits are batched here: after
-the writes pause (IDLE seconds), once the oldest waiting write is MAX_AGE old,
-once MAX_WAITING writes wait, and when the server ends. Nothing is lost if the
-process dies first: any process's next sync commits the spool it finds, and a
-file newer than its index record is indexed anyway. A search never waits for
-this: its sync commits whatever is spooled before it reads (sync.py), so a note
-is found by every search after its `remember` answered, in any process.
+A `remember` is durable once its note file is written: the note is the truth,
+and what is derived from it can follow. Two things do, batched here:
+
+- The index commit. The paths a note wrote wait in the spool (index/writer.py). A
+  Whoosh commit per note was most of a `remember`'s cost (a segment written, small
+  segments merged, a new searcher opened). Nothing is lost if the process dies
+  first: any process's next sync commits the spool it finds, and a search never
+  waits for a batch (its sync commits whatever is spooled before it reads).
+- The day index in a burst of notes on one day (daily.py): rewritten a few times a
+  second, not once per note.
+
+A batch runs after the writes pause (`idle` seconds), once the oldest waiting write
+is `max_age` old, once MAX_WAITING writes wait, and when the server ends.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from reme_mcp.errors import SaidOnce
+from reme_mcp.errors import ReMeError, SaidOnce
 
-log = logging.getLogger("reme_mcp.index")
+log = logging.getLogger("reme_mcp.batching")
 
 # Seconds without a write after which the waiting writes are committed: an agent's
 # burst of notes shares one commit, and the index is current when a person looks.
@@ -36,15 +39,26 @@ RETRY = 5.0  # seconds before a failed batch is tried again
 class CommitBatcher:
     """Runs `commit` in a background thread once the writes `waiting` counts have waited long enough."""
 
-    def __init__(self, commit: Callable[[], None], waiting: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        commit: Callable[[], None],
+        waiting: Callable[[], int],
+        idle: float = IDLE,
+        max_age: float = MAX_AGE,
+        doing: str = "indexing",
+        meanwhile: str = "notes stay searchable and are indexed later",
+    ) -> None:
         self._commit = commit
+        self._idle = idle
+        self._max_age = max_age
         self._waiting = waiting
         self._changed = threading.Condition()
         self._first = 0.0  # monotonic time of the oldest waiting write
         self._last = 0.0  # ... and of the newest
         self._not_before = 0.0  # after a failed commit
         self._thread: threading.Thread | None = None
-        self._unwritable = SaidOnce(log, "indexing", "notes stay searchable and are indexed later")
+        self._doing, self._meanwhile = doing, meanwhile
+        self._unwritable = SaidOnce(log, doing, meanwhile)
 
     def wrote(self) -> None:
         """A write's paths are in the spool: commit them in a while."""
@@ -54,7 +68,7 @@ class CommitBatcher:
                 self._first = now
             self._last = now
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="reme-commits", daemon=True)
+                self._thread = threading.Thread(target=self._run, name=f"reme-batch ({self._doing})", daemon=True)
                 self._thread.start()
             self._changed.notify()
 
@@ -66,7 +80,7 @@ class CommitBatcher:
     def _due_in(self) -> float:
         """Seconds until the waiting writes are due; 0 when they are."""
         now = time.monotonic()
-        due = now if self._waiting() >= MAX_WAITING else min(self._last + IDLE, self._first + MAX_AGE)
+        due = now if self._waiting() >= MAX_WAITING else min(self._last + self._idle, self._first + self._max_age)
         return max(0.0, max(due, self._not_before) - now)
 
     def _run(self) -> None:
@@ -90,8 +104,12 @@ class CommitBatcher:
             self._unwritable.failed(exc)
             self._not_before = time.monotonic() + RETRY
             return
+        except ReMeError as exc:  # the workspace busy for long: one line, and the batch is tried again
+            log.warning("reme-mcp: %s; %s", exc, self._meanwhile)
+            self._not_before = time.monotonic() + RETRY
+            return
         except Exception:
-            log.exception("reme-mcp: a batched index commit failed; the next search indexes the notes")
+            log.exception("reme-mcp: batched %s failed; %s", self._doing, self._meanwhile)
             self._not_before = time.monotonic() + RETRY
             return
         self._unwritable.cleared()
