@@ -55,6 +55,7 @@ def main(workspace: str, plan_file: str) -> int:
         line["seconds"] = round(time.monotonic() - began, 4)
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         out.flush()
+    memory.finish()  # as a server does when its client leaves: what waits for a batch is written
     return 0
 
 

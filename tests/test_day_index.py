@@ -67,7 +67,7 @@ def test_a_save_of_the_same_size_between_refreshes_is_kept(tmp_path: Path) -> No
     text = target.read_text(encoding="utf-8")
     edited = text.replace("name: '2026-11-28'", "name: '2026-11-29'")  # same length, other bytes
     assert len(edited) == len(text)
-    target.write_text(edited + "A person's line.\n", encoding="utf-8")
+    target.write_text(edited + "\nA person's line.\n", encoding="utf-8")
     files.refresh(DAY, notes(2))
     after = target.read_text(encoding="utf-8")
     assert "name: '2026-11-29'" in after and after.endswith("A person's line.\n") and "n1.md" in after
@@ -77,7 +77,7 @@ def test_a_note_written_is_known_as_it_reads_back(tmp_path: Path) -> None:
     memory = Memory(load_settings(workspace=str(tmp_path), timezone="UTC"))
     tricky = ["yes", "2026-11-28", "1e3", "null", "~", "key: value", "- item", "#x", "'quoted'", '"dq"', "a" * 200]
     for i, word in enumerate(tricky):
-        memory.remember(f"Fact {i} about {word}", name=f"t{i}", description=word, tags=[word, str(i)], date=DAY)
+        memory.remember(f"Fact {i} about {word}", name=f"t{i}", description=word, tags=[word[:50], str(i)], date=DAY)
     assert memory.days.notes(DAY) == DayNotes(Workspace(tmp_path)).notes(DAY)
 
 

@@ -144,6 +144,7 @@ def test_block_markers_in_text_do_not_break_the_block(tmp_path: Path) -> None:
     memory = memory_for(ws)
     for k in range(4):
         memory.remember(f"Fact {k} zqmark{k}.", description=f"sneaky {BLOCK_END} {BLOCK_START} {k}", date=DAY)
+    memory.finish()  # the burst's day index is written by its batch (daily.py)
     text = target.read_text(encoding="utf-8")
     assert prose in text  # the quoted markers were not taken for the block
     lines = text.split("\n")
