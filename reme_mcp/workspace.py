@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from filelock import FileLock, Timeout
-
+from reme_mcp import locks
 from reme_mcp.errors import ReMeError
+from reme_mcp.locks import LOCK_TIMEOUT
 
 # Folders that hold derived or runtime state: never memory, never served.
 PRIVATE_DIRS = frozenset({"metadata", "mem_session"})
@@ -37,9 +37,6 @@ TEXT_SUFFIXES = frozenset(
 MAX_INDEXED_BYTES = 8 * 1024 * 1024
 MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
-LOCK_TIMEOUT = 120.0
-# filelock polls; its default 50 ms leaves the lock idle between waiters, which serialises badly.
-LOCK_POLL = 0.002
 _TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -334,21 +331,20 @@ class Workspace:
         was most of the server's CPU time.
         """
         folder = self.state_dir / "locks"
-        busy = ReMeError(f"the workspace is busy ({name} lock held for over {timeout:.0f} s): try again")
+
+        def busy() -> ReMeError:
+            return ReMeError(f"the workspace is busy ({name} lock held for over {timeout:.0f} s): try again")
+
         in_process = _thread_lock(str(folder / name))
         if not in_process.acquire(timeout=timeout):
-            raise busy
+            raise busy()
         try:
-            self._repair_lock_path(folder, name)
-            lock = FileLock(str(folder / f"{name}.lock"))
-            try:
-                lock.acquire(timeout=timeout, poll_interval=LOCK_POLL)
-            except Timeout as exc:
-                raise busy from exc
+            deadline = time.monotonic() + timeout
+            fd = locks.take(folder / f"{name}.lock", deadline, busy, lambda: self._repair_lock_path(folder, name))
             try:
                 yield
             finally:
-                lock.release()
+                os.close(fd)  # closing the only descriptor releases the flock
         finally:
             in_process.release()
 

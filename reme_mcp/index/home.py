@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
@@ -31,7 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import LOCK_POLL, LOCK_TIMEOUT, Workspace
+from reme_mcp.locks import LOCK_TIMEOUT, take
+from reme_mcp.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -139,7 +139,7 @@ def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             finally:
                 _DEPTH[key] = depth
             return
-        fd = _take(path, time.monotonic() + timeout, timeout)
+        fd = take(path, time.monotonic() + timeout, lambda: _busy(timeout), lambda: ensure_folder(path.parent))
         _DEPTH[key] = 1
         try:
             yield
@@ -152,40 +152,3 @@ def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
 
 def _busy(timeout: float) -> ReMeError:
     return ReMeError(f"the index is busy (its lock held for over {timeout:.0f} s): try again")
-
-
-def _take(path: Path, deadline: float, timeout: float) -> int:
-    """Lock the file at `path` (created if missing) and return its descriptor.
-
-    The file is never removed by a holder, but anyone may delete it: a lock won on a file
-    that is no longer the one at `path` excludes nobody, so it is taken again on the file
-    that is there now.
-    """
-    while True:
-        ensure_folder(path.parent)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except FileNotFoundError:  # the parent was removed between creating it and opening in it
-            if time.monotonic() >= deadline:
-                raise
-            continue
-        try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise _busy(timeout) from None
-                    time.sleep(LOCK_POLL)
-            held = os.fstat(fd)
-            try:
-                there = os.lstat(path)
-            except FileNotFoundError:
-                there = None
-        except BaseException:
-            os.close(fd)
-            raise
-        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
-            return fd
-        os.close(fd)

@@ -1,0 +1,59 @@
+"""Cross-process locks: an flock on a file that stays in place, checked to be the file at its path.
+
+The OS releases an flock when its holder dies, so a lock never goes stale. The file is
+never removed by a holder, but anyone may delete or replace it (a person tidying up, a
+cleaner): a lock won on a file that is no longer the one at the path excludes nobody, so
+it is taken again on the file that is there now. Opening an existing lock file changes
+nothing on disk (no truncation), so taking a free lock costs a few system calls and no
+journal write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from reme_mcp.errors import ReMeError
+
+LOCK_TIMEOUT = 120.0
+# How often a waiter tries again: a long pause leaves the lock idle between waiters.
+LOCK_POLL = 0.002
+
+
+def take(path: Path, deadline: float, busy: Callable[[], ReMeError], prepare: Callable[[], None]) -> int:
+    """Lock the file at `path` (created if missing) and return its descriptor; closing it releases the lock.
+
+    `prepare` makes the folder ready before each attempt to open the file; `busy` is the
+    error raised once `deadline` (monotonic) has passed.
+    """
+    while True:
+        prepare()
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except FileNotFoundError:  # the parent was removed between preparing it and opening in it
+            if time.monotonic() >= deadline:
+                raise
+            continue
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise busy() from None
+                    time.sleep(LOCK_POLL)
+            held = os.fstat(fd)
+            try:
+                there = os.lstat(path)
+            except FileNotFoundError:
+                there = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)
