@@ -225,7 +225,8 @@ class DayIndex:
 
     def catch_up(self) -> int:
         """Refresh every day index older than a note added to its day since (a process that died
-        before its batch); returns how many. A day index is never older once it is refreshed."""
+        before its batch); returns how many. A day index is never older once it is refreshed, and
+        one that is missing is left to the day's next note, as ReMe leaves it."""
         behind = [day for day in self.days() if self._behind(day)]
         if behind:
             with self.ws.lock("write"):
@@ -237,10 +238,8 @@ class DayIndex:
         try:
             folder = os.stat(self.ws.layout_path(f"daily/{day}/x.md").parent)
             index = os.stat(self.ws.layout_path(f"daily/{day}.md"))
-        except FileNotFoundError:
-            return bool(self.notes(day))
         except (OSError, ReMeError):
-            return False  # not ours to write (a link, a folder in its place): a remember says why
+            return False  # missing, or not ours to write (a link, a folder in its place): a remember says why
         return folder.st_mtime_ns > index.st_mtime_ns
 
     def _refresh_due(self) -> None:
