@@ -7,6 +7,7 @@ workspace's daily notes and day indexes as `remember` and `daily_list` use them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -134,6 +135,20 @@ def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
     return DayNotes(ws).notes(day)
 
 
+def _running(pid: int) -> bool:
+    """Whether a process with this id exists (another may have been given a dead one's id: then its
+    mark waits for the next warm-up after that one ends)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process
+        return True
+    return True
+
+
 def list_note_days(ws: Workspace) -> list[str]:
     """Every date that has a daily-note folder inside the workspace, newest first."""
     days = []
@@ -158,6 +173,8 @@ MAX_SAME_NAME = 10_000
 # the next process's warm-up (`catch_up`) if this one dies first.
 BURST = 0.5
 MAX_LAG = 1.0
+DUE_FOLDER = "days-due"
+_MARK_RE = re.compile(r"(\d{4}-\d{2}-\d{2})\.([1-9]\d{0,6})")  # a day and a process id
 # Seconds between sweeps of a day's folders for temp files a killed writer left (they are
 # removed once a minute old, so sweeping more often finds nothing more).
 SWEEP_EVERY = 60.0
@@ -205,7 +222,10 @@ class DayIndex:
         """
         notes = self._notes.notes(day, recheck=False, relist=relist)
         refreshed = self._index_files.refresh(day, notes)
-        self._due.discard(day)
+        if day in self._due:
+            self._due.discard(day)
+            with contextlib.suppress(OSError):
+                os.unlink(self._marker(day, os.getpid()))
         return self.ws.relative(refreshed)
 
     def refresh_after_write(self, day: str) -> str:
@@ -215,7 +235,10 @@ class DayIndex:
         self._written[day] = now
         if not recent and day not in self._due:
             return self.refresh(day, relist=False)
-        self._due.add(day)
+        if day not in self._due:
+            # Left behind for the next process's warm-up should this one die before its batch.
+            self.ws.write_atomic(self._marker(day, os.getpid()), "", durable=False)
+            self._due.add(day)
         self._batch.wrote()
         return f"daily/{day}.md"
 
@@ -224,23 +247,42 @@ class DayIndex:
         self._batch.flush()
 
     def catch_up(self) -> int:
-        """Refresh every day index older than a note added to its day since (a process that died
-        before its batch); returns how many. A day index is never older once it is refreshed, and
-        one that is missing is left to the day's next note, as ReMe leaves it."""
-        behind = [day for day in self.days() if self._behind(day)]
-        if behind:
-            with self.ws.lock("write"):
-                for day in behind:
-                    self.refresh(day)
-        return len(behind)
+        """Refresh the day indexes a process that died before its batch left behind; returns how many.
 
-    def _behind(self, day: str) -> bool:
+        Each process marks the days it owes a refresh (`<date>.<pid>` in the state folder) and
+        removes the mark once it has refreshed them. A mark of a process that is gone is done
+        here and removed; a running one's is done too (a refresh of an index that is up to
+        date writes nothing) and left to it.
+        """
+        marks: dict[str, list[int]] = {}
+        with contextlib.suppress(OSError), os.scandir(self.ws.state_dir / DUE_FOLDER) as entries:
+            for entry in entries:
+                found = _MARK_RE.fullmatch(entry.name)
+                if found and DATE_RE.match(found[1]):
+                    marks.setdefault(found[1], []).append(int(found[2]))
+        # Only a day index that exists, of a day that has notes: a mark is a file anyone could
+        # have put there, and a missing day index is left to the day's next note, as ReMe leaves it.
+        days = set(self.days())
+        marks = {day: pids for day, pids in marks.items() if day in days and self._index_exists(day)}
+        if not marks:
+            return 0
+        with self.ws.lock("write"):
+            for day, pids in sorted(marks.items()):
+                self.refresh(day)
+                for pid in pids:
+                    if not _running(pid):
+                        with contextlib.suppress(OSError):
+                            os.unlink(self._marker(day, pid))
+        return len(marks)
+
+    def _index_exists(self, day: str) -> bool:
         try:
-            folder = os.stat(self.ws.layout_path(f"daily/{day}/x.md").parent)
-            index = os.stat(self.ws.layout_path(f"daily/{day}.md"))
-        except (OSError, ReMeError):
-            return False  # missing, or not ours to write (a link, a folder in its place): a remember says why
-        return folder.st_mtime_ns > index.st_mtime_ns
+            return self.ws.layout_path(f"daily/{day}.md").is_file()
+        except ReMeError:
+            return False
+
+    def _marker(self, day: str, pid: int) -> Path:
+        return self.ws.state_dir / DUE_FOLDER / f"{day}.{pid}"
 
     def _refresh_due(self) -> None:
         with self.ws.lock("write"):

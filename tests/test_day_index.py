@@ -9,6 +9,7 @@ process that died mid-burst, at the next process's warm-up.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import subprocess
 import sys
@@ -123,5 +124,20 @@ def test_a_process_that_dies_mid_burst_has_its_day_index_caught_up_by_the_next(t
     subprocess.run([sys.executable, "-c", BURST_AND_DIE, str(tmp_path)], timeout=120, check=True)
     assert len(list((tmp_path / "daily" / DAY).glob("*.md"))) == 5
     assert listed(tmp_path) < 5, "the burst's later notes were left to the batch that never ran"
+    marks = list((tmp_path / "metadata").rglob("days-due/*"))
+    assert [m.name.split(".")[0] for m in marks] == [DAY], "the dead process marked the day it owed"
     Memory(load_settings(workspace=str(tmp_path), timezone="UTC")).warm_up()
     assert listed(tmp_path) == 5
+    assert not any(m.exists() for m in marks)  # its process is gone: the mark is done with
+
+
+def test_a_planted_mark_writes_no_day_index(tmp_path: Path) -> None:
+    memory = Memory(load_settings(workspace=str(tmp_path), timezone="UTC"))
+    memory.remember("A fact to make the state folder.", date=DAY)
+    due = memory.ws.state_dir / "days-due"
+    due.mkdir(parents=True, exist_ok=True)
+    for name in ("2001-01-01.4242", "not-a-day.1", f"{DAY}.99999999999", "../escape.1"):
+        with contextlib.suppress(OSError):
+            (due / name).write_text("", encoding="utf-8")
+    memory.warm_up()
+    assert sorted(p.name for p in (tmp_path / "daily").iterdir()) == [DAY, f"{DAY}.md"]
