@@ -111,11 +111,19 @@ class EarlySearch:
         self._tried = False  # only the first tools/call is a candidate
         self._sdk_wanted = threading.Event()
         self._last_line = time.monotonic()
+        self._first_line = threading.Event()
+        self._first_answered = False
 
     # ---- the SDK thread ------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Import the memory operations and create the Memory: both the early search and the SDK's tools need it."""
+        """Import the memory operations and create the Memory (the early search and every tool need it).
+
+        Only once the client's first line was answered early: a client the front cannot
+        answer (an unrecorded protocol version) waits for the SDK, which then loads at once.
+        """
+        if not self._first_line.wait(QUIET) or not self._first_answered:
+            return
         with contextlib.suppress(Exception):  # the first real call reports any problem properly
             self.memory.get()
 
@@ -134,6 +142,9 @@ class EarlySearch:
     def reply(self, line: bytes, answered: bool) -> bytes | None:
         """For a client line (`answered` if a handshake answer was sent): the early answer to send, or None."""
         self._last_line = time.monotonic()
+        if not self._first_line.is_set():
+            self._first_answered = answered
+            self._first_line.set()
         try:
             message = json.loads(line)
         except ValueError:
