@@ -6,8 +6,9 @@ until the SDK has spoken, it also answers `initialize`, `tools/list` and
 `server/discover` from the SDK's recorded answers (reme_mcp/handshake.py), and drops the
 SDK's later copy of those answers. A first `search` arriving before the SDK loads is
 answered early too, from the Memory the SDK then serves with (reme_mcp/early_search.py).
-Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/wire.py instead. SIGINT and SIGTERM end the process at once: the
-workspace is written atomically, so there is nothing to tidy up.
+Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/wire.py instead.
+SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
+there is nothing to tidy up.
 """
 
 from __future__ import annotations
