@@ -154,3 +154,24 @@ def test_a_search_after_another_call_is_left_to_the_sdk(tmp_path: Path) -> None:
     expected = _by_id(_expected(tmp_path, lines))
     written, _ = _served(_workspace(tmp_path / "front"), lines)
     assert written == expected
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [{"roots": {"listChanged": True}}, {"sampling": {}, "elicitation": {"form": {}}}],
+    ids=["roots", "sampling-elicitation"],
+)
+def test_a_modern_envelope_with_capabilities_is_answered_as_the_sdk_answers_it(
+    capabilities: dict[str, Any], tmp_path: Path
+) -> None:
+    version = MODERN_PROTOCOL_VERSIONS[-1]
+    meta = {**handshake.envelope(version, "test"), "io.modelcontextprotocol/clientCapabilities": capabilities}
+    call = {"name": "search", "arguments": {"query": "Go backend"}, "_meta": meta}
+    lines = [json.dumps({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": call}).encode() + b"\n"]
+    expected = _by_id(_expected(tmp_path, lines))
+    answers = handshake.load()
+    assert answers is not None
+    early = early_search.load(answers, LazyMemory(load_settings(str(_workspace(tmp_path / "f")), "UTC")))
+    assert early is not None
+    assert answers.reply(lines[0]) is None
+    assert early.reply(lines[0], answered=False) == expected["s"]
