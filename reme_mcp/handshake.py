@@ -35,6 +35,9 @@ ENVELOPE_KEYS = (
 # The SDK writes every answer as {"jsonrpc":"2.0","id":<id>,<body>; the body is what is recorded.
 RECORDED_ID = 1
 RECORDED_PREFIX = f'{{"jsonrpc":"2.0","id":{RECORDED_ID},'
+# The search whose answer, text and structured result cut out, the front fills in (early_search.py).
+SEARCH_FRAME = "tools/call:search"
+SEARCH_CALL: dict[str, Any] = {"name": "search", "arguments": {"query": "recorded frame"}}
 
 
 def sdk_version() -> str | None:
@@ -104,6 +107,10 @@ class EarlyAnswers:
             return f"tools/list@{version if modern else self.negotiated}"
         return None
 
+    def answered(self, request_id: Any, answer: bytes) -> None:
+        """Another early answer (the front's first search): the SDK's own copy of it is settled the same way."""
+        self.sent[json.dumps(request_id, ensure_ascii=False)] = answer
+
     def settle(self, line: bytes) -> tuple[bool, str | None]:
         """For a line the SDK wrote: (drop it?, the request id whose early answer it contradicts)."""
         if not self.sent:
@@ -159,10 +166,12 @@ def conversations(client: str = "reme-mcp-recorder") -> dict[str, list[dict[str,
         opened = {**_request("initialize", initialize), "id": 0}
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         talks[f"tools/list@{version}"] = [opened, initialized, _request("tools/list")]
+        talks[f"{SEARCH_FRAME}@{version}"] = [opened, initialized, _request("tools/call", SEARCH_CALL)]
     for version in MODERN_PROTOCOL_VERSIONS:
         meta = {"_meta": envelope(version, client)}
         talks[f"server/discover@{version}"] = [_request("server/discover", meta)]
         talks[f"tools/list@{version}"] = [_request("tools/list", meta)]
+        talks[f"{SEARCH_FRAME}@{version}"] = [_request("tools/call", {**SEARCH_CALL, **meta})]
     return talks
 
 
@@ -176,11 +185,25 @@ def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
     bodies: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as workspace:
         settings = load_settings(workspace, "UTC")
+        # A workspace that does not exist: its search answers at once, without an index.
+        absent = load_settings(str(Path(workspace) / "absent"), "UTC")
         for key, messages in conversations(client).items():
-            lines = converse(settings, [json.dumps(message).encode() + b"\n" for message in messages])
+            searching = key.startswith(SEARCH_FRAME)
+            lines = converse(absent if searching else settings, [json.dumps(m).encode() + b"\n" for m in messages])
             answer = next(line.decode() for line in lines if line.startswith(RECORDED_PREFIX.encode()))
             bodies[key] = answer.rstrip("\n")[len(RECORDED_PREFIX) :]
+            if searching:
+                bodies[key] = _search_frame(absent, bodies[key])
     return bodies
+
+
+def _search_frame(settings: Any, body: str) -> str:
+    """The recorded search answer with the parts that vary per search cut out."""
+    from reme_mcp.early_search import cut_frame
+    from reme_mcp.memory import Memory
+
+    result = Memory(settings).search(**SEARCH_CALL["arguments"])
+    return cut_frame(body, result.render(), result.model_dump(mode="json"))
 
 
 def write() -> None:

@@ -4,9 +4,11 @@ The front owns the process's stdin and stdout. It passes every client line on to
 SDK (running in a thread over a pair of pipes) and every SDK line back to the client;
 until the SDK has spoken, it also answers `initialize`, `tools/list` and
 `server/discover` from the SDK's recorded answers (reme_mcp/handshake.py), and drops the
-SDK's later copy of those answers. Lines the SDK would leave unanswered get a JSON-RPC
-error from reme_mcp/wire.py instead. SIGINT and SIGTERM end the process at once: the
-workspace is written atomically, so there is nothing to tidy up.
+SDK's later copy of those answers. A first `search` arriving before the SDK loads is
+answered early too, from the Memory the SDK then serves with (reme_mcp/early_search.py).
+Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/wire.py instead.
+SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
+there is nothing to tidy up.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from collections.abc import Callable
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from reme_mcp import handshake, wire
+from reme_mcp import early_search, handshake, wire
 from reme_mcp.config import Settings
+from reme_mcp.lazy_memory import LazyMemory
 
 if TYPE_CHECKING:
     from reme_mcp.server import MemoryServer
@@ -87,6 +90,8 @@ def serve(settings: Settings) -> None:
     signal.signal(signal.SIGINT, _end_at_once)
     signal.signal(signal.SIGTERM, _end_at_once)
     answers = handshake.load()
+    memory = LazyMemory(settings)
+    early = early_search.load(answers, memory)
     wire_in, wire_out = _claim_stdio()
     sdk_in_r, sdk_in_w = os.pipe()
     sdk_out_r, sdk_out_w = os.pipe()
@@ -105,9 +110,12 @@ def serve(settings: Settings) -> None:
     def sdk() -> None:
         # The pump ends the process once the SDK's end of the pipe is closed, whatever the cause.
         try:
+            if early is not None:  # the memory operations first, then the SDK: see early_search.py
+                early.prepare()
+                early.wait_for_sdk_turn()
             from reme_mcp.server import build_server
 
-            server = build_server(settings)
+            server = build_server(settings, memory=memory)
         except BaseException as exc:
             _stopped(exc)
             for fd in (sdk_in_r, sdk_out_w):
@@ -144,10 +152,11 @@ def serve(settings: Settings) -> None:
             if refused is not None:
                 send(refused)
                 continue
-            if answers is not None and not sdk_spoke.is_set():
-                early = answers.reply(line)
-                if early is not None:
-                    send(early)
+            reply = answers.reply(line) if answers is not None and not sdk_spoke.is_set() else None
+            if early is not None:
+                reply = reply or early.reply(line, answered=reply is not None)
+            if reply is not None:
+                send(reply)
             try:
                 to_sdk.write(line)
                 to_sdk.flush()

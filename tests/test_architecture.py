@@ -9,7 +9,8 @@ The rules:
    `documents`, `errors`, `boundary`, `secrets`, `config`, `models`.
 3. The faces only translate. A face is `server`, `http`, `cli`, `client_config`, `stdio_front`,
    and the helpers only faces use: `handshake` (the stdio front's recorded answers), `wire`
-   (the stdio front's answers to lines the SDK would leave unanswered),
+   (the stdio front's answers to lines the SDK would leave unanswered), `early_search` (the stdio
+   front's answer to a first search), `lazy_memory` (the one Memory the server and the front share),
    `skill_pack` (the skill files `cli` installs) and `__main__`. A face imports from reme_mcp
    only the package itself (`__version__`), `memory`, `models`, `limits` (the operations' limits,
    pydantic-free so the CLI starts fast), `config`, `errors`, other faces, and `ingest.cli` (the
@@ -19,7 +20,7 @@ The rules:
 5. No function in `memory.py` is above cyclomatic complexity 10 (radon's grade B): an operation
    reads as a few calls into the modules that own its concepts.
 6. What `python -m reme_mcp` imports before the stdio front answers the handshake (the package,
-   `cli`, `stdio_front`, `handshake`) loads none of pydantic, the SDK, Whoosh or anyio: hosts
+   `cli`, `stdio_front`, `handshake`, `early_search`, `lazy_memory`) loads none of pydantic, the SDK, Whoosh or anyio: hosts
    give a server about a second, and those imports alone take most of it.
 """
 
@@ -37,7 +38,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reme_mcp"
 
 FACES = frozenset(
-    {"server", "http", "cli", "client_config", "stdio_front", "handshake", "wire", "skill_pack", "__main__"}
+    {
+        "server",
+        "http",
+        "cli",
+        "client_config",
+        "stdio_front",
+        "handshake",
+        "early_search",
+        "lazy_memory",
+        "wire",
+        "skill_pack",
+        "__main__",
+    }
 )
 FACE_MAY_IMPORT = frozenset({"", "memory", "models", "limits", "config", "errors", "ingest.cli"}) | FACES
 ABOVE_THE_INDEX = (
@@ -166,7 +179,7 @@ def test_memory_operations_stay_simple() -> None:
 
 def test_the_stdio_start_path_loads_nothing_heavy() -> None:
     probe = (
-        "import sys, reme_mcp, reme_mcp.cli, reme_mcp.stdio_front, reme_mcp.handshake\n"
+        "import sys, reme_mcp, reme_mcp.cli, reme_mcp.stdio_front, reme_mcp.handshake, reme_mcp.early_search\n"
         "print(sorted(m for m in ('pydantic', 'mcp', 'whoosh', 'anyio') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -1,0 +1,79 @@
+"""The workspace's Memory, created on first use, shared by everything that serves one process.
+
+The MCP server, its warm-up and the stdio front's early search all reach the index
+through one LazyMemory, so it is opened once and flushed once at exit. Nothing heavy is
+imported here until the Memory is first wanted: the stdio front imports this module
+before it answers the handshake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+import threading
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from reme_mcp.config import Settings
+
+if TYPE_CHECKING:
+    from reme_mcp.memory import Memory
+
+# The longest the warm-up and the ingest wait for tools/list before they start anyway.
+WARM_UP_DELAY = 1.0
+FOLLOW_DELAY = 3.0
+
+
+class LazyMemory:
+    """The Memory, created on first use (or by the warm-up thread), once, thread-safely."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Memory:
+        with self._lock:
+            if self._memory is None:
+                from reme_mcp.memory import Memory
+
+                # A server's batched index commits are made by a child process (index/committer.py):
+                # its calls would otherwise wait out every batch.
+                self._memory = Memory(dataclasses.replace(self.settings, commit_in_child=True))
+            return self._memory
+
+    def warm_up(self, after: threading.Event | None = None, at_most: float = WARM_UP_DELAY) -> None:
+        """Import the index, open it and sync it in the background, so the first search is fast.
+
+        It waits for `after` (set once tools/list is answered), or `at_most` seconds:
+        on two cores its imports and scan would otherwise hold the GIL while the
+        client's initialize and tools/list wait, and clients time out slow starters.
+        """
+
+        def run() -> None:
+            if after is not None:
+                after.wait(at_most)
+            with contextlib.suppress(Exception):  # the first real call reports any problem properly
+                self.get().warm_up()
+
+        threading.Thread(target=run, name="reme-warm-up", daemon=True).start()
+
+    def follow(self, sources: Collection[str], after: threading.Event, at_most: float = FOLLOW_DELAY) -> None:
+        """Follow hosts' session logs into memory, starting once tools/list is answered (or after `at_most`)."""
+
+        def run() -> None:
+            after.wait(at_most)
+            try:
+                self.get().follow(sources)
+            except Exception as exc:  # never take the server down: say why ingest is not running
+                print(f"reme-mcp: ingest did not start: {exc}", file=sys.stderr)
+
+        threading.Thread(target=run, name="reme-ingest-start", daemon=True).start()
+
+    def finish(self) -> None:
+        """The client is gone: commit the index writes still waiting for their batch."""
+        with self._lock:
+            memory = self._memory
+        if memory is not None:
+            memory.finish()
