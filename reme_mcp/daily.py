@@ -254,19 +254,20 @@ class DayIndex:
         here and removed; a running one's is done too (a refresh of an index that is up to
         date writes nothing) and left to it.
         """
-        marks: dict[str, list[int]] = {}
-        with contextlib.suppress(OSError), os.scandir(self.ws.state_dir / DUE_FOLDER) as entries:
-            for entry in entries:
-                found = _MARK_RE.fullmatch(entry.name)
-                if found and DATE_RE.match(found[1]):
-                    marks.setdefault(found[1], []).append(int(found[2]))
-        # Only a day index that exists, of a day that has notes: a mark is a file anyone could
-        # have put there, and a missing day index is left to the day's next note, as ReMe leaves it.
-        days = set(self.days())
-        marks = {day: pids for day, pids in marks.items() if day in days and self._index_exists(day)}
-        if not marks:
+        folder = self.ws.state_dir / DUE_FOLDER
+        if not folder.is_dir() or folder.is_symlink():
             return 0
         with self.ws.lock("write"):
+            marks: dict[str, list[int]] = {}
+            with os.scandir(self.ws.state_folder(DUE_FOLDER)) as entries:
+                for entry in entries:
+                    found = _MARK_RE.fullmatch(entry.name)
+                    if found and DATE_RE.match(found[1]):
+                        marks.setdefault(found[1], []).append(int(found[2]))
+            # Only a day index that exists, of a day that has notes: a mark is a file anyone could
+            # have put there, and a missing day index is left to the day's next note, as ReMe leaves it.
+            days = set(self.days())
+            marks = {day: pids for day, pids in marks.items() if day in days and self._index_exists(day)}
             for day, pids in sorted(marks.items()):
                 self.refresh(day)
                 for pid in pids:
@@ -282,7 +283,8 @@ class DayIndex:
             return False
 
     def _marker(self, day: str, pid: int) -> Path:
-        return self.ws.state_dir / DUE_FOLDER / f"{day}.{pid}"
+        """Where a process marks a day it owes a refresh; call under the write lock."""
+        return self.ws.state_folder(DUE_FOLDER) / f"{day}.{pid}"
 
     def _refresh_due(self) -> None:
         with self.ws.lock("write"):

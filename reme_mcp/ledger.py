@@ -26,14 +26,16 @@ class Ledger:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
-    def _request_file(self, request_hash: str) -> Path:
+    def _request_file(self, request_hash: str, folder: Path | None = None) -> Path:
         key = hashlib.sha256(request_hash.encode("utf-8")).hexdigest()[:40]
-        return self.ws.state_dir / "requests" / f"{key}.json"
+        return (folder or self.ws.state_dir / "requests") / f"{key}.json"
 
-    def _body_file(self, digest: str) -> Path:
-        return self.ws.state_dir / "bodies" / f"{digest[:40]}.json"
+    def _body_file(self, digest: str, folder: Path | None = None) -> Path:
+        return (folder or self.ws.state_dir / "bodies") / f"{digest[:40]}.json"
 
     def _stored_path(self, record: Path) -> str | None:
+        if record.parent.is_symlink():  # a link someone put in our folder's place: not our record
+            return None
         try:
             stored = json.loads(record.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -61,11 +63,15 @@ class Ledger:
 
     def sweep(self) -> int:
         """Remove the temp files of writers killed mid-record (older than a minute); returns how many."""
-        return sum(self.ws.remove_stale_temp_files(self.ws.state_dir / kind) for kind in ("requests", "bodies"))
+        folders = [self.ws.state_dir / kind for kind in ("requests", "bodies")]
+        return sum(self.ws.remove_stale_temp_files(folder) for folder in folders if not folder.is_symlink())
 
     def record_request(self, request_hash: str | None, path: str) -> None:
         if request_hash:
-            self.ws.write_atomic(self._request_file(request_hash), json.dumps({"path": path}), durable=False)
+            record = self._request_file(request_hash, self.ws.state_folder("requests"))
+            self.ws.write_atomic(record, json.dumps({"path": path}), durable=False)
 
     def record_body(self, digest: str, path: str) -> None:
-        self.ws.write_atomic(self._body_file(digest), json.dumps({"path": path}), durable=False)
+        self.ws.write_atomic(
+            self._body_file(digest, self.ws.state_folder("bodies")), json.dumps({"path": path}), durable=False
+        )

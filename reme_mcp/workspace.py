@@ -108,6 +108,19 @@ class Workspace:
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    def state_folder(self, name: str) -> Path:
+        """A folder of reme-mcp's state, made a real folder when something else is in its place.
+
+        A workspace from elsewhere may hold a link there that leads outside; writing or removing
+        through it would reach outside the workspace. Call under a lock, which checks the
+        folders above it (`lock`).
+        """
+        folder = self.state_dir / name
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
     # ---- containment -------------------------------------------------------------------------
 
     def contained_path(self, path: str, *, allow_root: bool = False) -> Path:

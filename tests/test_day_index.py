@@ -141,3 +141,20 @@ def test_a_planted_mark_writes_no_day_index(tmp_path: Path) -> None:
             (due / name).write_text("", encoding="utf-8")
     memory.warm_up()
     assert sorted(p.name for p in (tmp_path / "daily").iterdir()) == [DAY, f"{DAY}.md"]
+
+
+@pytest.mark.parametrize("folder", ["days-due", "bodies", "requests"])
+def test_a_state_folder_linked_outside_gets_nothing_written_or_removed_through_it(tmp_path: Path, folder: str) -> None:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    outside.mkdir()
+    (outside / f"{DAY}.1").write_text("a file a mark's removal would delete", encoding="utf-8")
+    state = root / "metadata" / "reme-mcp"
+    state.mkdir(parents=True)
+    (state / folder).symlink_to(outside, target_is_directory=True)
+    memory = Memory(load_settings(workspace=str(root), timezone="UTC"))
+    for i in range(3):
+        memory.remember(f"Fact {i} beside a linked folder.", request_id=f"r{i}", date=DAY)
+    memory.finish()
+    memory.warm_up()
+    assert [p.name for p in outside.iterdir()] == [f"{DAY}.1"]
+    assert listed(root) == 3
