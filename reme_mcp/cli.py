@@ -40,7 +40,21 @@ def _logging() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), "ingest"})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "ingest" and cmd_name not in self.commands:
+            from reme_mcp.ingest.cli import ingest
+
+            self.add_command(ingest)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
 @click.option("--timezone", help="IANA time zone for 'today' (default: $REME_TIMEZONE, else the local zone).")
 @click.option(
@@ -267,11 +281,6 @@ def skill_install(host: str | None, directory: str | None) -> None:
     except (SkillError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"installed the reme-memory skill in {target}")
-
-
-from reme_mcp.ingest.cli import ingest  # noqa: E402  (a group of its own, registered here)
-
-cli.add_command(ingest)
 
 
 def main() -> None:

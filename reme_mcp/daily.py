@@ -17,8 +17,6 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from reme_mcp.batching import CommitBatcher
 from reme_mcp.day_index import DayIndexFile
 from reme_mcp.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
@@ -126,6 +124,8 @@ def derive_description(content: str, limit: int = 120) -> str:
 
 def render_note(meta: dict[str, Any], content: str) -> str:
     """A daily note: YAML front matter then the Markdown body."""
+    import yaml  # here: a server imports this module before its first search, which writes nothing
+
     front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
     return f"---\n{front}---\n{content.rstrip()}\n"
 

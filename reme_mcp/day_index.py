@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from reme_mcp import swap
 from reme_mcp.day_notes import DayNotes, NoteInfo
 from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
@@ -239,5 +237,8 @@ def _dump_name(day: str) -> str:
 
 
 def _dump(meta: dict[str, Any]) -> str:
-    # ReMe writes front matter with PyYAML's safe dumper (sorted keys).
+    # ReMe writes front matter with PyYAML's safe dumper (sorted keys). Imported here: a server
+    # imports this module before its first search, which writes nothing.
+    import yaml
+
     return yaml.safe_dump(meta, default_flow_style=False, allow_unicode=True).strip()

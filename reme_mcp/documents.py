@@ -12,9 +12,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import cache
 from typing import Any
-
-import yaml
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.workspace import DATE_RE
@@ -54,13 +53,22 @@ class Document:
     body_hash: str = ""
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """A safe loader that refuses anchors and aliases: they are how YAML bombs expand."""
+@cache
+def _no_alias_loader() -> type[Any]:
+    """A safe loader that refuses anchors and aliases: they are how YAML bombs expand.
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.events.AliasEvent):
-            raise yaml.YAMLError("aliases are not accepted in front matter")
-        return super().compose_node(parent, index)
+    Made on first use, as PyYAML is imported: a search on an index in sync parses no front
+    matter, and a server's first search is timed from its spawn.
+    """
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.events.AliasEvent):
+                raise yaml.YAMLError("aliases are not accepted in front matter")
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def json_safe(value: Any) -> Any:
@@ -92,8 +100,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], int]:
             block = "\n".join(lines[1:i]) + "\n"  # a block scalar keeps its last line break, as in ReMe
             if len(block) > MAX_FRONT_MATTER_CHARS:
                 return {}, i + 1
+            import yaml  # imported on first use, as in _no_alias_loader
+
             try:
-                loaded = yaml.load(block, Loader=_NoAliasLoader)
+                loaded = yaml.load(block, Loader=_no_alias_loader())
             except (yaml.YAMLError, ValueError, RecursionError):
                 return {}, i + 1
             return (json_safe(loaded) if isinstance(loaded, dict) else {}), i + 1

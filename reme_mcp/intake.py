@@ -17,7 +17,6 @@ from reme_mcp.daily import REQUEST_KEY, check_note_name, derive_description, der
 from reme_mcp.documents import body_hash
 from reme_mcp.errors import ReMeError
 from reme_mcp.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
-from reme_mcp.secrets import find_secret
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,9 @@ def request_hash(request_id: str) -> str:
 
 
 def _refuse_secret(field: str, text: str) -> None:
+    # Imported on first use: compiling its rules is time a server's first search need not wait for.
+    from reme_mcp.secrets import find_secret
+
     finding = find_secret(text)
     if finding:
         where = f" (line {finding.line})" if field == "content" else ""

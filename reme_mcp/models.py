@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reme_mcp.boundary import inside, one_line, wrap
 from reme_mcp.limits import (
@@ -63,11 +63,17 @@ __all__ = [
 ]
 
 
+class _Result(BaseModel):
+    # A model's validator is built when it is first used, not at import: a server answers its
+    # first search before the other tools' results are ever made.
+    model_config = ConfigDict(defer_build=True)
+
+
 def shown_query(query: str) -> str:
     return query if len(query) <= MAX_QUERY_SHOWN else query[: MAX_QUERY_SHOWN - 1] + "…"
 
 
-class SearchHit(BaseModel):
+class SearchHit(_Result):
     path: str = Field(description="Workspace-relative path of the file that matched.")
     start_line: int = Field(description="First line (1-based) of the chunk that matched.")
     end_line: int = Field(description="Last line (inclusive) of the chunk that matched.")
@@ -78,7 +84,7 @@ class SearchHit(BaseModel):
     snippet: str = Field(description="The matching text, cut to the budget, inside <reme-context>.")
 
 
-class SearchResult(BaseModel):
+class SearchResult(_Result):
     query: str
     results: list[SearchHit]
     total_hits: int = Field(description="How many chunks matched in all, before the limit.")
@@ -100,7 +106,7 @@ class SearchResult(BaseModel):
         return "\n".join(lines)
 
 
-class ReadResult(BaseModel):
+class ReadResult(_Result):
     path: str
     start_line: int
     end_line: int = Field(description="Last line returned (inclusive); 0 for an empty file.")
@@ -116,7 +122,7 @@ class ReadResult(BaseModel):
         return f"{head}\n{self.content}{tail}"
 
 
-class GraphNode(BaseModel):
+class GraphNode(_Result):
     path: str
     kind: Literal["file", "folder"]
     depth: int
@@ -125,13 +131,13 @@ class GraphNode(BaseModel):
     exists: bool = Field(default=True, description="False for a link target that is not in the workspace.")
 
 
-class GraphEdge(BaseModel):
+class GraphEdge(_Result):
     source: str
     target: str
     kind: Literal["link", "contains"]
 
 
-class TraverseResult(BaseModel):
+class TraverseResult(_Result):
     path: str
     direction: Direction | None = None
     nodes: list[GraphNode]
@@ -154,19 +160,19 @@ class TraverseResult(BaseModel):
         return wrap("\n".join(lines), "traverse")
 
 
-class DailyNote(BaseModel):
+class DailyNote(_Result):
     path: str
     name: str | None = None
     description: str | None = None
     session_id: str | None = None
 
 
-class Day(BaseModel):
+class Day(_Result):
     date: str
     notes: list[DailyNote]
 
 
-class DailyListResult(BaseModel):
+class DailyListResult(_Result):
     days: list[Day]
 
     def render(self) -> str:
@@ -181,7 +187,7 @@ class DailyListResult(BaseModel):
         return wrap("\n".join(lines), "daily_list")
 
 
-class RememberResult(BaseModel):
+class RememberResult(_Result):
     path: str = Field(description="The note that holds the content.")
     created: bool = Field(description="False when nothing changed (a retry or the same content).")
     duplicate_of: str | None = Field(default=None, description="The note already holding this request or content.")
@@ -193,7 +199,7 @@ class RememberResult(BaseModel):
         return f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
 
 
-class IndexReport(BaseModel):
+class IndexReport(_Result):
     directory: str = Field(description="Where the index is kept.")
     exists: bool
     files: int = Field(description="Files the index holds.")
@@ -202,7 +208,7 @@ class IndexReport(BaseModel):
     files_without_text: int = Field(description="Files listed but not searchable (binary or too big).")
 
 
-class DoctorReport(BaseModel):
+class DoctorReport(_Result):
     """The workspace, its files by kind, the index's state and the configuration."""
 
     workspace: str
@@ -225,7 +231,7 @@ class DoctorReport(BaseModel):
         return "\n".join(lines)
 
 
-class ReindexResult(BaseModel):
+class ReindexResult(_Result):
     files: int
     chunks: int
     directory: str
