@@ -9,7 +9,8 @@ mixed) at about 1k, 10k and 100k chunks, and measures, in one run:
   then the first ``search``; plus the server's peak RSS;
 - search: 300 queries through ``Memory.search`` (what the MCP tool calls), and the
   same queries against an SQLite FTS5 index of the same chunks (the baseline);
-- sync: the extra cost of the first search after touching 1, 10 and 100 files;
+- sync: the extra cost of the first search after touching 1, 10 and 100 files (paired
+  with a search that found nothing changed, in wall and CPU time);
 - full build: chunks/s of ``MemoryIndex.rebuild`` against a plain single-writer
   Whoosh build of the same chunks;
 - remember: latency from call to answer.
@@ -228,6 +229,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+def _timed_search(memory: Any) -> tuple[float, float]:
+    """Wall and CPU seconds of one search (the sync it starts included)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    memory.search("deploy")
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
 def all_chunks(ws_root: Path) -> Iterator[dict[str, Any]]:
     """The index documents of every file, as reme-mcp produces them."""
     from reme_mcp.index.schema import file_documents
@@ -440,19 +448,25 @@ def _measure_rest(label: str, ws_root: Path, base: Path, quick: bool, out: dict[
         seconds, _ = timed(lambda: memory.index.sync(force=True))
         scans.append(seconds)
     sync["scan_unchanged"] = stats(scans)
-    trials = 3 if quick else 7
+    # Paired trials: each search after touching n files is preceded by one with nothing
+    # touched, and the added cost is the median of the pairs' differences, in wall and in
+    # CPU time. Medians of separate runs of a few tens of ms swing by more than the cost.
+    trials = 3 if quick else 15
     touch_counts = (1, 10) if quick else (1, 10, 100)  # --quick must stay well under a minute
-    for touched in (0, *touch_counts):
-        samples = []
+    for touched in touch_counts:
+        walls, cpus, bases = [], [], []
         for _ in range(trials):
+            base_wall, base_cpu = _timed_search(memory)
             for note in rng.sample(notes, min(touched, len(notes))):
                 with note.open("a", encoding="utf-8") as fh:
                     fh.write(f"\nappended {rng.randint(0, 10**9)}\n")
-            seconds, _ = timed(lambda: memory.search("deploy"))
-            samples.append(seconds)
-        sync[f"touched_{touched}"] = stats(samples)
-    for touched in touch_counts:
-        sync[f"added_{touched}_ms"] = sync[f"touched_{touched}"]["p50_ms"] - sync["touched_0"]["p50_ms"]
+            wall, cpu = _timed_search(memory)
+            walls.append(wall - base_wall)
+            cpus.append(cpu - base_cpu)
+            bases.append(base_wall)
+        sync[f"added_{touched}_ms"] = statistics.median(walls) * 1000
+        sync[f"added_{touched}_cpu_ms"] = statistics.median(cpus) * 1000
+        sync[f"untouched_{touched}"] = stats(bases)
     out["sync"] = sync
     print(f"[{label}] sync {sync}", file=sys.stderr)
 
@@ -495,7 +509,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
     row("search p95 ratio reme / FTS5", lambda r: f"{r['search']['p95_ratio']:.2f}x")
     row("sync: scan, nothing changed p50", lambda r: f"{r['sync']['scan_unchanged']['p50_ms']:.1f} ms")
     for n in (1, 10, 100):
-        row(f"sync: +{n} touched file(s), added p50", lambda r, n=n: _added(r, n))
+        row(f"sync: +{n} touched file(s), added p50 wall / CPU", lambda r, n=n: _added(r, n))
     row("full build (reme-mcp) chunks/s", lambda r: _build(r, "reme_chunks_per_s", "{:.0f}"))
     row("full build (plain Whoosh) chunks/s", lambda r: _build(r, "plain_whoosh_chunks_per_s", "{:.0f}"))
     row("full build speed-up", lambda r: _build(r, "speedup", "{:.2f}x"))
@@ -508,8 +522,8 @@ def render_table(results: list[dict[str, Any]]) -> str:
 
 
 def _added(r: dict[str, Any], n: int) -> str:
-    value = r["sync"].get(f"added_{n}_ms")
-    return "(not run)" if value is None else f"{value:.1f} ms"
+    wall, cpu = r["sync"].get(f"added_{n}_ms"), r["sync"].get(f"added_{n}_cpu_ms")
+    return "(not run)" if wall is None or cpu is None else f"{wall:.1f} / {cpu:.1f} ms"
 
 
 def _build(r: dict[str, Any], key: str, fmt: str) -> str:
