@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import anyio
@@ -185,3 +186,43 @@ def test_a_server_commits_its_batches_off_its_own_process(tmp_path: Path) -> Non
     for i, path in enumerate(paths):
         assert found(mem, f"zqsrv{i}") == [path]
     assert generation(mem) == committed  # the searches had nothing left to commit
+
+
+def test_a_note_spooled_again_while_a_child_commits_leaves_nothing_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A remember that lands after the server noted what waits, but before its child reads
+    # the spool, re-spools the day index: the child takes both entries, yet the server's
+    # note of the day index is newer than what it sent. It must still be taken, or the
+    # server starts a child for it again and again while the workspace is idle.
+    settings = dataclasses.replace(load_settings(workspace=str(tmp_path / "ws"), timezone="UTC"), commit_in_child=True)
+    mem = Memory(settings)
+    mem.search("nothing yet")
+    import reme_mcp.index as index_module
+
+    real = index_module.commit_in_child
+    runs: list[list[str]] = []
+
+    def child_with_a_remember_meanwhile(root: Path, home: Path, waiting: Iterable[str] = ()) -> list[str] | None:
+        if not runs:
+            mem.remember("A fact zqmeanwhile written while the child starts.", date=DAY)
+        taken = real(root, home, waiting)
+        runs.append(taken or [])
+        return taken
+
+    monkeypatch.setattr(index_module, "commit_in_child", child_with_a_remember_meanwhile)
+    first = mem.remember("A fact zqbefore the batch.", date=DAY).path
+    deadline = time.monotonic() + 60
+    settled_at = None
+    while time.monotonic() < deadline:
+        count = len(runs)
+        time.sleep(1.5)  # three times the batch's idle wait: a child still due would have run
+        if runs and len(runs) == count:
+            settled_at = count
+            break
+    assert settled_at is not None, f"children kept starting: {len(runs)} runs, the last took {runs[-1]}"
+    assert settled_at <= 3, runs
+    assert spooled(mem) == []
+    other = memory(tmp_path / "ws")  # a fresh process's view: nothing left to index
+    assert first in other.index.records()
+    assert found(other, "zqmeanwhile")

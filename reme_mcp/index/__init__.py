@@ -188,7 +188,7 @@ class MemoryIndex:
 
     def _commit_in_child(self) -> None:
         mine = self._writer.mine()
-        taken = commit_in_child(self.ws.root, self._home)
+        taken = commit_in_child(self.ws.root, self._home, mine)
         if taken is None:
             self._commit_spooled()  # says why, and commits if it can
         else:

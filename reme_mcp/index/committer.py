@@ -7,10 +7,11 @@ second waited (a `remember`'s duplicate check reads the index). A child process
 holds neither: it commits on the other core while this process answers, and its
 commit is seen by this process's next read like any other process's (store.py).
 
-The child prints the paths it took from the spool, one per line, so that this process
-forgets them (writer.py counts them as waiting until a commit took them). When the
-child fails in any way, the caller commits in its own process instead, which names
-the cause (a full disk, a read-only index) the way it always does.
+The child reads the paths this process counts as waiting on stdin and prints the paths
+it took, spooled or given, one per line each, so that this process forgets them
+(writer.py counts them as waiting until a commit took them). When the child fails in
+any way, the caller commits in its own process instead, which names the cause (a full
+disk, a read-only index) the way it always does.
 
     python -m reme_mcp.index.committer <workspace> <index home>
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from reme_mcp.index.home import private_folder
@@ -27,12 +29,16 @@ from reme_mcp.index.writer import IndexWriter
 from reme_mcp.workspace import Workspace
 
 
-def commit_in_child(root: Path, home: Path) -> list[str] | None:
-    """Commit the spool of the workspace at `root` in a child process; the paths it took, or None if it failed."""
+def commit_in_child(root: Path, home: Path, waiting: Iterable[str] = ()) -> list[str] | None:
+    """Commit the spool of the workspace at `root` in a child process; the paths it took, or None if it failed.
+
+    `waiting`: the paths this process counts as waiting. The child takes them with the
+    spool (writer.py, `write_spooled`): the spool alone may no longer name them.
+    """
     try:
         done = subprocess.run(
             [sys.executable, "-m", "reme_mcp.index.committer", str(root), str(home)],
-            stdin=subprocess.DEVNULL,
+            input="".join(f"{path}\n" for path in waiting).encode("utf-8", "surrogateescape"),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # a failure is said by the commit the caller then makes itself
             check=False,
@@ -48,7 +54,8 @@ def main(argv: list[str]) -> int:
     root, home = Path(argv[0]), Path(argv[1])
     ws = Workspace(root)
     store = IndexStore(ws, private_folder(ws, home))
-    taken = IndexWriter(ws, store).write_spooled([])
+    waiting = [line for line in sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\n") if line]
+    taken = IndexWriter(ws, store).write_spooled([], waiting)
     sys.stdout.write("".join(f"{path}\n" for path in taken))
     return 0
 

@@ -112,11 +112,17 @@ class IndexWriter:
         except OSError:
             return False
 
-    def write_spooled(self, paths: Iterable[str]) -> list[str]:
+    def write_spooled(self, paths: Iterable[str], waiting: Iterable[str] = ()) -> list[str]:
         """One commit for `paths` and everything writers spooled (none when there is nothing);
-        returns the spooled paths it took."""
+        returns the spooled paths it took.
+
+        `waiting`: paths another process counts as waiting (a server committing through a
+        child, committer.py), taken like spooled ones: a path the server spooled again after
+        it looked, whose later entry an earlier commit took with the first, has no entry
+        left, and would otherwise wait in the server forever.
+        """
         with self.store.mutex, self.store.lock():
-            return self._write_spooled(paths)
+            return self._write_spooled(paths, waiting)
 
     def mine(self) -> dict[str, int]:
         """What this process spooled and no commit took yet, each path with its latest spooling's number."""
@@ -130,13 +136,14 @@ class IndexWriter:
                 if path in paths and self._mine.get(path) == serial:  # else spooled again meanwhile: it waits on
                     del self._mine[path]
 
-    def _write_spooled(self, paths: Iterable[str]) -> list[str]:
+    def _write_spooled(self, paths: Iterable[str], elsewhere: Iterable[str] = ()) -> list[str]:
         mine = self.mine()
         try:
             entries = [e.path for e in os.scandir(self.spool) if not e.name.startswith(".")]
         except OSError:
             entries = []
         waiting = dict.fromkeys(mine)
+        waiting.update(dict.fromkeys(elsewhere))
         for entry in entries:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 waiting.update(dict.fromkeys(p for p in Path(entry).read_text(encoding="utf-8").split("\n") if p))
