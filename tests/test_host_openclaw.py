@@ -24,7 +24,7 @@ pytestmark = pytest.mark.node
 
 
 def _openclaw(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    openclaw = npm_bin(npm_packages("openclaw", {"openclaw": OPENCLAW}), "openclaw")
+    openclaw = npm_bin(npm_packages("openclaw", {"openclaw": OPENCLAW}, node=24), "openclaw")
     return run_host(openclaw, args, env, cwd, 300)
 
 

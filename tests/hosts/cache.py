@@ -89,16 +89,22 @@ def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
         pytest.fail(f"installing {what} failed ({argv[0]} exited {done.returncode}):\n{output[-3000:]}")
 
 
-def npm_packages(name: str, dependencies: dict[str, str]) -> Path:
-    """A folder with `node_modules/` holding exactly these pinned npm packages; binaries in node_modules/.bin."""
+def npm_packages(name: str, dependencies: dict[str, str], node: int | None = None) -> Path:
+    """A folder with `node_modules/` holding exactly these pinned npm packages; binaries in node_modules/.bin.
+
+    `node`: the Node major version the packages need; their install scripts run under it
+    (OpenClaw's refuses an older Node).
+    """
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is needed to install the real hosts (not found on PATH)")
     manifest = json.dumps({"name": f"reme-mcp-{name}", "private": True, "dependencies": dependencies}, indent=2)
+    env = None if node is None else {**os.environ, "PATH": f"{node_bin(node)}{os.pathsep}{os.environ['PATH']}"}
 
     def build(staging: Path) -> None:
         (staging / "package.json").write_text(manifest, encoding="utf-8")
-        _run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=staging, what=f"{name} from npm")
+        argv = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"]
+        _run(argv, cwd=staging, env=env, what=f"{name} from npm")
 
     return _install(name, _key(manifest), build)
 
