@@ -25,6 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+import reme_mcp.index as index_module
 from reme_mcp.config import load_settings
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.memory import Memory
@@ -198,8 +199,6 @@ def test_a_note_spooled_again_while_a_child_commits_leaves_nothing_waiting(
     settings = dataclasses.replace(load_settings(workspace=str(tmp_path / "ws"), timezone="UTC"), commit_in_child=True)
     mem = Memory(settings)
     mem.search("nothing yet")
-    import reme_mcp.index as index_module
-
     real = index_module.commit_in_child
     runs: list[list[str]] = []
 

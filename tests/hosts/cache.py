@@ -99,10 +99,10 @@ def npm_packages(name: str, dependencies: dict[str, str], node: int | None = Non
     if npm is None:
         pytest.skip("npm is needed to install the real hosts (not found on PATH)")
     manifest = json.dumps({"name": f"reme-mcp-{name}", "private": True, "dependencies": dependencies}, indent=2)
-    env = None if node is None else {**os.environ, "PATH": f"{node_bin(node)}{os.pathsep}{os.environ['PATH']}"}
 
     def build(staging: Path) -> None:
         (staging / "package.json").write_text(manifest, encoding="utf-8")
+        env = None if node is None else {**os.environ, "PATH": f"{node_bin(node)}{os.pathsep}{os.environ['PATH']}"}
         argv = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"]
         _run(argv, cwd=staging, env=env, what=f"{name} from npm")
 
