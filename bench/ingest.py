@@ -173,7 +173,7 @@ def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float, st
 
 def watch_latency(home: Path, ws: Path, env: dict[str, str], trials: int = 5) -> list[float]:
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     memory = Memory(load_settings(str(ws), "UTC"))
     memory.search("warm up")

@@ -37,9 +37,9 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.query import Or, Term
 from whoosh.scoring import BM25F
 
-from reme_mcp import boundary
 from reme_mcp.config import load_settings
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
+from reme_mcp.safety import boundary
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

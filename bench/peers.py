@@ -51,10 +51,10 @@ def load_harness(harness: Path) -> ModuleType:
 
 def write_notes(root: Path, notes: list[Any]) -> None:
     """The files 2,000 `remember` calls leave on one day: a note each, then the day index."""
-    from reme_mcp.daily import render_note
-    from reme_mcp.day_index import refresh_day_index
-    from reme_mcp.intake import check_input
-    from reme_mcp.workspace import Workspace
+    from reme_mcp.notes.daily import render_note
+    from reme_mcp.notes.day_index import refresh_day_index
+    from reme_mcp.ops.intake import check_input
+    from reme_mcp.storage.workspace import Workspace
 
     folder = root / "daily" / DAY
     folder.mkdir(parents=True)
@@ -72,7 +72,7 @@ def pct(values: list[float], p: float) -> float:
 
 def in_process(harness: Path, seed: int, n_notes: int, n_queries: int, k: int, misses: int) -> int:
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     bench = load_harness(harness)
     notes = bench.make_corpus(n_notes, seed)

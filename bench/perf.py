@@ -239,7 +239,7 @@ def _timed_search(memory: Any) -> tuple[float, float]:
 def all_chunks(ws_root: Path) -> Iterator[dict[str, Any]]:
     """The index documents of every file, as reme-mcp produces them."""
     from reme_mcp.index.schema import file_documents
-    from reme_mcp.workspace import Workspace
+    from reme_mcp.storage.workspace import Workspace
 
     ws = Workspace(ws_root)
     for entry in ws.walk():
@@ -349,7 +349,7 @@ async def cold_start_once(ws_root: Path, query: str, queries: list[str]) -> dict
 def measure_size(label: str, target: int, base: Path, quick: bool, build: bool = True) -> dict[str, Any]:
     from reme_mcp.config import load_settings
     from reme_mcp.index import MemoryIndex
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     out: dict[str, Any] = {"size": label}
     ws_root = base / f"ws-{label}"
@@ -391,7 +391,7 @@ def _measure_built(
     builds: tuple[int, list[float], list[float]] | None,
 ) -> dict[str, Any]:
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     if builds is None:  # --no-build: bring the index up to date and count its chunks
         memory = Memory(load_settings(workspace=str(ws_root)))
@@ -414,7 +414,7 @@ def _measure_built(
 
 def _measure_rest(label: str, ws_root: Path, base: Path, quick: bool, out: dict[str, Any]) -> dict[str, Any]:
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     # Search: the MCP tool's operation, and FTS5 on the same chunks and queries.
     queries = make_queries(n=60 if quick else 300)

@@ -31,7 +31,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["REME_INDEX_DIR"] = str(Path(scratch) / "index-home")
         from reme_mcp.config import load_settings
-        from reme_mcp.memory import Memory
+        from reme_mcp.ops.memory import Memory
 
         root = Path(scratch) / "ws"
         root.mkdir()

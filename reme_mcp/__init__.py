@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
     from reme_mcp.config import Settings, load_settings
     from reme_mcp.errors import ReMeError
-    from reme_mcp.memory import Memory
-    from reme_mcp.models import (
+    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.models import (
         DailyListResult,
         DailyNote,
         Day,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
-    "Memory": "reme_mcp.memory",
+    "Memory": "reme_mcp.ops.memory",
     "Settings": "reme_mcp.config",
     "load_settings": "reme_mcp.config",
     "ReMeError": "reme_mcp.errors",
@@ -62,7 +62,7 @@ _HOMES = {
             "SearchResult",
             "TraverseResult",
         ),
-        "reme_mcp.models",
+        "reme_mcp.ops.models",
     ),
 }
 

@@ -1,6 +1,6 @@
 """`python -m reme_mcp` is the same as the `reme-mcp` command."""
 
-from reme_mcp.cli import main
+from reme_mcp.faces.cli import main
 
 if __name__ == "__main__":
     main()

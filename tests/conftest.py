@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import Settings, load_settings
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 
 DAY = "2026-11-28"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 
 
 def main(workspace: str, plan_file: str) -> int:

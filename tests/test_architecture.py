@@ -90,7 +90,7 @@ def imports(path: Path, module_of: str | None = None) -> set[str]:
             else:
                 module = node.module or ""
             found.add(module)
-            if module == "reme_mcp":  # `from reme_mcp import memory` imports the module reme_mcp.memory
+            if module == "reme_mcp":  # `from reme_mcp import memory` imports the module reme_mcp.ops.memory
                 found.update(f"{module}.{a.name}" for a in node.names if is_submodule(a.name))
     return found
 
@@ -159,7 +159,9 @@ def test_the_checker_sees_crossings(tmp_path: Path) -> None:
     assert {m for m in ours(imports(face, "server")) if m not in FACE_MAY_IMPORT} == {"index", "workspace", "ledger"}
     inner = tmp_path / "schema.py"
     inner.write_text("from ..daily import BLOCK_END\nimport whoosh.fields\n", encoding="utf-8")
-    assert "reme_mcp.daily" in imports(inner, "index.schema") and "whoosh.fields" in imports(inner, "index.schema")
+    assert "reme_mcp.notes.daily" in imports(inner, "index.schema") and "whoosh.fields" in imports(
+        inner, "index.schema"
+    )
     loader = tmp_path / "test_x.py"
     loader.write_text('import importlib.util\nspec = importlib.util.spec_from_file_location("p", "bench/perf.py")\n')
     assert names_bench(loader)
@@ -179,7 +181,7 @@ def test_memory_operations_stay_simple() -> None:
 
 def test_the_stdio_start_path_loads_nothing_heavy() -> None:
     probe = (
-        "import sys, reme_mcp, reme_mcp.cli, reme_mcp.stdio_front, reme_mcp.handshake, reme_mcp.early_search\n"
+        "import sys, reme_mcp, reme_mcp.faces.cli, reme_mcp.faces.stdio.front, reme_mcp.faces.stdio.handshake, reme_mcp.faces.stdio.early_search\n"
         "print(sorted(m for m in ('pydantic', 'mcp', 'whoosh', 'anyio') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -191,13 +193,14 @@ def test_the_public_surface_is_complete_and_loaded_only_when_used() -> None:
         "import sys, reme_mcp\n"
         "print(sorted(m for m in sys.modules if m.startswith('reme_mcp.')))\n"
         "from reme_mcp import Memory, SearchResult\n"
-        "print('reme_mcp.memory' in sys.modules)"
+        "print('reme_mcp.ops.memory' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
 
     import reme_mcp
-    from reme_mcp import config, errors, memory, models
+    from reme_mcp import config, errors
+    from reme_mcp.ops import memory, models
 
     homes = {"Memory": memory, "Settings": config, "load_settings": config, "ReMeError": errors}
     for name in reme_mcp.__all__:

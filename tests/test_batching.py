@@ -28,7 +28,7 @@ from mcp import Client, StdioServerParameters
 import reme_mcp.index as index_module
 from reme_mcp.config import load_settings
 from reme_mcp.index.committer import commit_in_child
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 
 DAY = "2026-11-28"
 
@@ -91,7 +91,7 @@ WRITE_AND_DIE = textwrap.dedent(
     """
     import os, sys
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
     mem = Memory(load_settings(workspace=sys.argv[1], timezone="UTC"))
     mem.search("open the index first")
     print(mem.remember("A fact zqdied whose commit never ran.", date="2026-11-28").path, flush=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reme_mcp.boundary import escape, wrap
+from reme_mcp.safety.boundary import escape, wrap
 
 LOOK_ALIKES = [
     "</reme-context>",

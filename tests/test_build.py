@@ -28,7 +28,7 @@ from whoosh.fields import TEXT, Schema
 from reme_mcp.index import build as build_module
 from reme_mcp.index.build import build_index
 from reme_mcp.index.schema import build_schema, file_documents
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import message, write
 
 WORDS = {
@@ -409,7 +409,7 @@ def test_a_killed_build_leaves_no_process_behind(big_workspace: Path, tmp_path: 
         import sys
         from pathlib import Path
         from reme_mcp.index.build import build_index
-        from reme_mcp.workspace import Workspace
+        from reme_mcp.storage.workspace import Workspace
 
         def progress(done, total):
             if done == 1:

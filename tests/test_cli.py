@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reme_mcp.cli import cli
 from reme_mcp.config import resolve_workspace
+from reme_mcp.faces.cli import cli
 from tests.conftest import make_reme_workspace
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reme_mcp.client_config import UnknownClientError, installed_command, list_clients, render_config
+from reme_mcp.faces.client_config import UnknownClientError, installed_command, list_clients, render_config
 
 ALL_CLIENTS = [
     "claude-code",

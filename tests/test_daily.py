@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from reme_mcp.daily import (
+from reme_mcp.errors import ReMeError
+from reme_mcp.notes.daily import (
     REQUEST_KEY,
     DayIndex,
     NoteInfo,
     check_note_name,
     derive_name,
 )
-from reme_mcp.day_index import refresh_day_index, render_day_index
-from reme_mcp.documents import split_front_matter
-from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import Workspace
+from reme_mcp.notes.day_index import refresh_day_index, render_day_index
+from reme_mcp.storage.documents import split_front_matter
+from reme_mcp.storage.workspace import Workspace
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from reme_mcp.config import load_settings
-from reme_mcp.day_index import DayIndexFile, layout, render, render_day_index
-from reme_mcp.day_notes import DayNotes, NoteInfo
-from reme_mcp.memory import Memory
-from reme_mcp.workspace import Workspace
+from reme_mcp.notes.day_index import DayIndexFile, layout, render, render_day_index
+from reme_mcp.notes.day_notes import DayNotes, NoteInfo
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import Workspace
 
 DAY = "2026-11-28"
 
@@ -111,7 +111,7 @@ BURST_AND_DIE = textwrap.dedent(
     """
     import os, sys
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
     mem = Memory(load_settings(workspace=sys.argv[1], timezone="UTC"))
     for i in range(5):
         mem.remember(f"A fact {i} of a burst cut short.", date="2026-11-28")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reme_mcp.documents import (
+from reme_mcp.errors import ReMeError
+from reme_mcp.storage.documents import (
     chunk_markdown,
     parse_dialog,
     parse_markdown,
@@ -13,7 +14,6 @@ from reme_mcp.documents import (
     text_window,
     wikilinks,
 )
-from reme_mcp.errors import ReMeError
 
 
 def test_front_matter_and_body_start() -> None:

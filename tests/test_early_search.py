@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from reme_mcp import early_search, handshake
 from reme_mcp.config import load_settings
-from reme_mcp.lazy_memory import LazyMemory
-from reme_mcp.stdio_front import converse
+from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.stdio import early_search, handshake
+from reme_mcp.faces.stdio.front import converse
 from tests.conftest import make_reme_workspace, write
 
 QUERIES = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.exchange import is_question
-from reme_mcp.memory import Memory
+from reme_mcp.index.exchange import is_question
+from reme_mcp.ops.memory import Memory
 from tests.conftest import message, write
 
 WHEN = "2026-11-28T10:00:00+08:00"

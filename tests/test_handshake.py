@@ -18,9 +18,9 @@ from typing import IO, Any
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from reme_mcp import handshake
 from reme_mcp.config import load_settings
-from reme_mcp.stdio_front import converse
+from reme_mcp.faces.stdio import handshake
+from reme_mcp.faces.stdio.front import converse
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def recorded() -> dict[str, Any]:
 
 
 def test_the_recorded_answers_are_what_this_sdk_answers_now(recorded: dict[str, Any]) -> None:
-    assert handshake.load() is not None, "run `python -m reme_mcp.handshake` to record them again"
+    assert handshake.load() is not None, "run `python -m reme_mcp.faces.stdio.handshake` to record them again"
     # Another client name and capabilities: the answers must not depend on who asks.
     assert handshake.record(client="another-client") == recorded["answers"]
     keys = set(recorded["answers"])

@@ -16,7 +16,7 @@ import pytest
 from reme_mcp.config import default_index_home
 from reme_mcp.errors import ReMeError
 from reme_mcp.index.home import ensure_folder, index_lock, private_folder, unsafe_reason, workspace_key
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 
 def test_the_key_is_the_workspaces_real_path(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from reme_mcp.config import load_settings
 from reme_mcp.index import records as records_module
 from reme_mcp.index.schema import FILE_RECORD, SCHEMA_VERSION, FileRecord, file_documents, file_record
 from reme_mcp.index.store import IndexStore
-from reme_mcp.memory import Memory
-from reme_mcp.workspace import file_stamp
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import file_stamp
 from tests.conftest import DAY, make_reme_workspace
 
 

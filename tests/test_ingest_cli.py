@@ -160,7 +160,7 @@ def test_a_long_history_shared_out_to_workers_imports_what_one_process_does(tmp_
     from reme_mcp.ingest.runner import Importer
     from reme_mcp.ingest.shares import WORTH_SHARING
     from reme_mcp.ingest.sources import get_source
-    from reme_mcp.workspace import Workspace
+    from reme_mcp.storage.workspace import Workspace
 
     home = tmp_path / "home"
     layout = LAYOUTS["claude-code"]

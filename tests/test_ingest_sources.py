@@ -14,8 +14,8 @@ from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.runner import Importer
 from reme_mcp.ingest.sources import get_source
-from reme_mcp.memory import Memory
-from reme_mcp.workspace import Workspace
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import Workspace
 from tests.fixtures.ingest.layout import LAYOUTS, PASSPHRASE, SECRET, Layout
 
 ALL = sorted(LAYOUTS)

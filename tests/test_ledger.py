@@ -6,9 +6,9 @@ import os
 import time
 from pathlib import Path
 
-from reme_mcp.documents import body_hash
-from reme_mcp.ledger import Ledger
-from reme_mcp.workspace import Workspace
+from reme_mcp.notes.ledger import Ledger
+from reme_mcp.storage.documents import body_hash
+from reme_mcp.storage.workspace import Workspace
 
 
 def test_records_point_at_notes_only_while_they_hold_what_was_stored(tmp_path: Path) -> None:

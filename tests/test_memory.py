@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import Settings
-from reme_mcp.documents import split_front_matter
 from reme_mcp.errors import ReMeError
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.documents import split_front_matter
 from tests.conftest import DAY, write
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reme_mcp.documents import parse_document
 from reme_mcp.index import MemoryIndex
 from reme_mcp.index.query import MAX_QUERY_TOKENS, query_tokens
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.documents import parse_document
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, make_reme_workspace
 
 

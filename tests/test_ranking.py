@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from reme_mcp.documents import Chunk
 from reme_mcp.index.analysis import _CJK_CHARS, fold
 from reme_mcp.index.ranking import (
     PHRASE_BOOST,
@@ -22,6 +21,7 @@ from reme_mcp.index.ranking import (
     phrase_words,
     spaced_words,
 )
+from reme_mcp.storage.documents import Chunk
 
 
 def test_date_words() -> None:

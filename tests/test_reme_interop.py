@@ -35,11 +35,11 @@ from typing import Any
 import pytest
 
 from reme_mcp.config import Settings
-from reme_mcp.daily import check_note_name
-from reme_mcp.day_index import refresh_day_index
 from reme_mcp.errors import ReMeError
-from reme_mcp.memory import Memory
-from reme_mcp.workspace import Workspace
+from reme_mcp.notes.daily import check_note_name
+from reme_mcp.notes.day_index import refresh_day_index
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, message, write
 
 REME_VERSION = "0.4.2.0"
@@ -276,7 +276,7 @@ def test_reme_and_reme_mcp_agree_on_hand_written_notes(reme: ReMeProcess, tmp_pa
 
 # Where the two writers disagree (reme-mcp 0.x against ReMe 0.4.2.0): each case is a day as a person
 # or another tool may leave it; reme-mcp rebuilds its index, then ReMe's rebuild must not change a
-# byte. Until reme_mcp/daily.py (or documents.py) matches ReMe, each is a strict expected failure.
+# byte. Until reme_mcp/notes/daily.py (or documents.py) matches ReMe, each is a strict expected failure.
 DAY_INDEX = f"daily/{DAY}.md"
 NOTE = f"daily/{DAY}/note.md"
 PLAIN_NOTE = "---\nname: note\ndescription: d\n---\nbody\n"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
+from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, split_front_matter
 
 WORKER = Path(__file__).with_name("robust_worker.py")
 WRITERS = int(os.environ.get("REME_TEST_WRITERS", "8"))

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from reme_mcp.config import load_settings
-from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.documents import split_front_matter
-from reme_mcp.memory import Memory
+from reme_mcp.notes.daily import BLOCK_END, BLOCK_START
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.documents import split_front_matter
 
 WORKER = Path(__file__).with_name("robust_worker.py")
 REME = [sys.executable, "-m", "reme_mcp"]
@@ -249,7 +249,7 @@ def test_a_lock_held_by_a_killed_process_does_not_block(tmp_path: Path) -> None:
             "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from reme_mcp.workspace import Workspace\n"
+            "from reme_mcp.storage.workspace import Workspace\n"
             "with Workspace(Path(sys.argv[1])).lock('write'), Workspace(Path(sys.argv[1])).lock('index'):\n"
             "    print('held', flush=True)\n"
             "    time.sleep(600)\n",

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import load_settings
-from reme_mcp.daily import BLOCK_END, BLOCK_START
-from reme_mcp.memory import Memory
+from reme_mcp.notes.daily import BLOCK_END, BLOCK_START
+from reme_mcp.ops.memory import Memory
 
 WORKER = Path(__file__).with_name("robust_worker.py")
 DAY = "2026-11-28"

@@ -29,7 +29,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from reme_mcp.config import Settings, load_settings
-from reme_mcp.server import build_server
+from reme_mcp.faces.server import build_server
 
 CANARY = "CANARY-9d41c7e0-outside-the-workspace"
 PRIVATE = "PRIVATE-4be2-derived-state"

@@ -194,7 +194,7 @@ def closed_by_peer(sock: socket.socket, within: float) -> bool:
 
 def test_idle_and_slow_connections_cannot_starve_clients(tmp_path: Path) -> None:
     """Idle sockets past the cap are evicted oldest first; headers trickled in are cut off at the deadline."""
-    from reme_mcp.http import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+    from reme_mcp.faces.http import HEADER_TIMEOUT_S, MAX_CONNECTIONS
 
     ws = workspace(tmp_path)
     auth = {"Authorization": f"Bearer {TOKEN}"}

@@ -26,8 +26,8 @@ from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.index.home import workspace_key
 from reme_mcp.index.schema import SCHEMA_VERSION, build_schema
-from reme_mcp.memory import Memory
-from reme_mcp.workspace import Workspace
+from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, make_reme_workspace
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from reme_mcp import boundary
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
+from reme_mcp.safety import boundary
 
 DAY = "2026-11-28"
 CANARY = "CANARY-outside-7f3e"

@@ -26,8 +26,8 @@ from mcp.types import TextContent
 
 from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.memory import Memory
-from reme_mcp.server import build_server
+from reme_mcp.faces.server import build_server
+from reme_mcp.ops.memory import Memory
 
 DAY = "2026-11-28"
 
@@ -249,7 +249,7 @@ def test_hostile_workspace_is_indexed_per_file_and_served(tmp_path: Path) -> Non
 
 def test_a_file_of_a_million_headings_is_indexed_in_bounded_chunks(tmp_path: Path) -> None:
     """One 4 MB Markdown file of 1,000,000 headings: at most MAX_CHUNKS_PER_FILE chunks, every word found."""
-    from reme_mcp.documents import MAX_CHUNKS_PER_FILE
+    from reme_mcp.storage.documents import MAX_CHUNKS_PER_FILE
 
     ws = tmp_path / "ws"
     headings = ["# a\n"] * 1_000_000

@@ -22,7 +22,7 @@ from reme_mcp.config import load_settings
 from reme_mcp.index import ranking
 from reme_mcp.index.scoring import BM25Scorer, WeightedTerm
 from reme_mcp.index.store import IndexStore
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 
 WORDS = [
     "alpha",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import load_settings
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 
 # name -> (description, body)
 NOTES: dict[str, tuple[str, str]] = {

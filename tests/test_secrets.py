@@ -1,4 +1,4 @@
-"""Tests for reme_mcp.secrets: what `remember` refuses, and what it must let through.
+"""Tests for reme_mcp.safety.secrets: what `remember` refuses, and what it must let through.
 
 Fake credentials are assembled at run time from a prefix and a filler, so that this
 file never holds a literal that looks like a real token to a secret scanner.
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reme_mcp.secrets import SecretFinding, find_secret
+from reme_mcp.safety.secrets import SecretFinding, find_secret
 
 
 def filler(length: int, alphabet: str = "Fk9Xq2Lm7Zt4Rb8Wc3") -> str:
@@ -259,7 +259,7 @@ ADVERSARIAL = [
 
 _TIMER = """
 import json, sys, time
-from reme_mcp.secrets import find_secret
+from reme_mcp.safety.secrets import find_secret
 times = []
 for text in json.load(sys.stdin):
     started = time.perf_counter()

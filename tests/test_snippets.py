@@ -6,7 +6,7 @@ from pathlib import Path
 
 from reme_mcp.config import load_settings
 from reme_mcp.index.snippets import first_match, snippet
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 from tests.conftest import write
 
 FILLER = "Nothing of interest is said in this sentence at all. " * 40

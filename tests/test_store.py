@@ -14,7 +14,7 @@ from reme_mcp.index import store as store_module
 from reme_mcp.index.home import ensure_folder
 from reme_mcp.index.schema import SCHEMA_VERSION
 from reme_mcp.index.store import BuildReason, IndexStore
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, make_reme_workspace
 
 

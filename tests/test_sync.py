@@ -15,7 +15,7 @@ from reme_mcp.index import MemoryIndex
 from reme_mcp.index import writer as writer_module
 from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.sync import BULK_AT, stale
-from reme_mcp.workspace import FileEntry, Workspace
+from reme_mcp.storage.workspace import FileEntry, Workspace
 from tests.conftest import DAY, make_reme_workspace
 
 

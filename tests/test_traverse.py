@@ -1,4 +1,4 @@
-"""Traverse (reme_mcp/traverse.py): the link graph and the folder tree, exact and bounded.
+"""Traverse (reme_mcp/ops/traverse.py): the link graph and the folder tree, exact and bounded.
 
 The link graph is checked on real files through Memory, and its bounds on plain records
 (traverse reads only `name`, `description` and `links` of the index's records).
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.memory import Memory
-from reme_mcp.traverse import MAX_NODES, backlinks, link_graph
+from reme_mcp.ops.memory import Memory
+from reme_mcp.ops.traverse import MAX_NODES, backlinks, link_graph
 from tests.conftest import write
 
 LINKED = 120

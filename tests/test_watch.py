@@ -18,7 +18,7 @@ import pytest
 
 from reme_mcp.config import load_settings
 from reme_mcp.index.watch import file_system_type
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 from tests.conftest import make_reme_workspace
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

@@ -43,7 +43,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _pip(Path(sys.executable), "wheel", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
     (wheel,) = wheels.glob("reme_mcp-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "reme_mcp/server.py" in names and "reme_mcp/client_config.py" in names
+    assert "reme_mcp/faces/server.py" in names and "reme_mcp/faces/client_config.py" in names
     # The SDK's recorded handshake answers and the skill travel inside the package.
     assert "reme_mcp/handshake.json" in names and "reme_mcp/skills/reme-memory/SKILL.md" in names
     assert not [name for name in names if name.startswith("tests/")]

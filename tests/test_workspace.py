@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import Workspace, file_kind, path_date
+from reme_mcp.storage.workspace import Workspace, file_kind, path_date
 
 
 @pytest.mark.parametrize(

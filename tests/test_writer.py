@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.index import MemoryIndex
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, make_reme_workspace
 
 

@@ -10,7 +10,7 @@ one door to it; behind it:
 - sync.py: when to compare the files with the records, and which (watch.py: the change feed);
 - writer.py: incremental commits and the spool that lets writers share one;
 - committer.py: a server's batch committed by a child process, off its GIL;
-- when the spool is committed: reme_mcp/batching.py (a `remember` does not wait for a commit);
+- when the spool is committed: reme_mcp/storage/batching.py (a `remember` does not wait for a commit);
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
@@ -29,7 +29,6 @@ from whoosh import index as whoosh_index
 from whoosh.query import Term
 from whoosh.searching import Searcher
 
-from reme_mcp.batching import CommitBatcher
 from reme_mcp.config import default_index_home
 from reme_mcp.index import ranking
 from reme_mcp.index.committer import commit_in_child
@@ -41,7 +40,8 @@ from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
 from reme_mcp.index.whoosh_private import is_corruption
 from reme_mcp.index.writer import IndexWriter
-from reme_mcp.workspace import Workspace, file_kind
+from reme_mcp.storage.batching import CommitBatcher
+from reme_mcp.storage.workspace import Workspace, file_kind
 
 __all__ = ["ChunkHit", "IndexState", "MemoryIndex"]
 
@@ -167,7 +167,7 @@ class MemoryIndex:
         self._writer.write_files(paths)
 
     def written(self, paths: Iterable[str]) -> None:
-        """These files were just written: every later search finds them, the commit is batched (reme_mcp/batching.py).
+        """These files were just written: every later search finds them, the commit is batched (reme_mcp/storage/batching.py).
 
         After a failed commit (a full or read-only disk) the commit is tried at once, and its
         OSError raised: the files are stored, but no search finds them until it succeeds.

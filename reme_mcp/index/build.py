@@ -29,7 +29,7 @@ from whoosh import index as whoosh_index
 
 from reme_mcp.index.bulk_writer import BulkWriter
 from reme_mcp.index.schema import FILE_RECORD, build_schema, file_documents
-from reme_mcp.workspace import FileEntry, Workspace
+from reme_mcp.storage.workspace import FileEntry, Workspace
 
 __all__ = ["build_index"]
 

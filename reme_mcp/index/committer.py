@@ -1,6 +1,6 @@
 """A batch of spooled writes committed by a child process, so that a server's calls never wait for it.
 
-A batched commit of hundreds of notes (reme_mcp/batching.py) is a second or more of
+A batched commit of hundreds of notes (reme_mcp/storage/batching.py) is a second or more of
 CPU: documents analysed, a segment written, small segments merged. In the server's
 own process it held the GIL and the index mutex meanwhile, and every call in that
 second waited (a `remember`'s duplicate check reads the index). A child process
@@ -26,7 +26,7 @@ from pathlib import Path
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.writer import IndexWriter
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 
 def commit_in_child(root: Path, home: Path, waiting: Iterable[str] = ()) -> list[str] | None:

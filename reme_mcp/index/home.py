@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.locks import LOCK_TIMEOUT, take
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.locks import LOCK_TIMEOUT, take
+from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
 

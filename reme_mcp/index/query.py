@@ -19,7 +19,7 @@ from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.ranking import H
 from reme_mcp.index.scoring import BM25Scorer
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 MAX_QUERY_TOKENS = 64
 # Hits scored beyond the limit, so that dropping vanished files and moving repeats back still fills it.

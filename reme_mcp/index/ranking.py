@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import islice, pairwise
 from typing import Any, Protocol, TypeVar
 
-from reme_mcp.documents import Chunk
 from reme_mcp.index.analysis import _CJK_CHARS, fold, memory_analyzer
 from reme_mcp.index.scoring import WeightedTerm
+from reme_mcp.storage.documents import Chunk
 
 # Field weights. On LoCoMo (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker
 # 0.5 -> 1.0 +1.4 (a question that names a person is most often answered by that

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_record
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 # Save the kept records once a call read at least this many from the index.
 SAVE_AFTER_READING = 1000

@@ -18,11 +18,11 @@ from typing import Any
 from whoosh.analysis import RegexTokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
 
-from reme_mcp.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
-from reme_mcp.workspace import (
+from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
+from reme_mcp.storage.workspace import (
     MAX_INDEXED_BYTES,
     Workspace,
     file_kind,

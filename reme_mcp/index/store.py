@@ -36,7 +36,7 @@ from reme_mcp.index.records import RecordCache
 from reme_mcp.index.schema import SCHEMA_VERSION, FileRecord
 from reme_mcp.index.segments import reader_reusing
 from reme_mcp.index.whoosh_private import DamagedIndex, is_corruption, open_index
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
 

@@ -27,7 +27,7 @@ from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.watch import FileView
 from reme_mcp.index.whoosh_private import is_corruption
 from reme_mcp.index.writer import IndexWriter
-from reme_mcp.workspace import FileEntry, Workspace
+from reme_mcp.storage.workspace import FileEntry, Workspace
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -121,7 +121,7 @@ class IndexSync:
         if len(records) >= WATCH_MIN_FILES:
             self.view.start_watching()  # a workspace this large is known to scan slowly
         files, touched = self.view.files()
-        # Writes waiting in the spool (reme_mcp/batching.py) are committed before any search reads.
+        # Writes waiting in the spool (reme_mcp/storage/batching.py) are committed before any search reads.
         spooled = self.writer.spooled()
         only: set[str] | None = None  # the paths to compare; None: all of them
         if touched is not None and self._settled == (store.identity(), store.records_generation):

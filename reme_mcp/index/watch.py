@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.workspace import PRIVATE_DIRS, FileEntry, Workspace
+from reme_mcp.storage.workspace import PRIVATE_DIRS, FileEntry, Workspace
 
 log = logging.getLogger("reme_mcp.index.watch")
 

@@ -32,7 +32,7 @@ from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_documents, file_
 from reme_mcp.index.segments import merge_small
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.whoosh_private import abandon
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
 

@@ -16,7 +16,7 @@ from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.runner import Filters, Importer, available, imported_summary
 from reme_mcp.ingest.sources import SOURCES, get_source
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 _SOURCE_HELP = f"One of: {', '.join(SOURCES)}."
 

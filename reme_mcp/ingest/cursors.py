@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 FORMAT = 1
 # How often a long pass saves its cursors, in seconds: a kill costs at most this much re-reading.

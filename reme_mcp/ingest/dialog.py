@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from reme_mcp.ingest.model import SessionBatch, Turn
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 DIALOG_DIR = "session/dialog"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from reme_mcp.boundary import escape
 from reme_mcp.ingest.model import Turn
-from reme_mcp.secrets import find_secret
+from reme_mcp.safety.boundary import escape
+from reme_mcp.safety.secrets import find_secret
 
 _BLOCK_RE = re.compile(r"<reme-context\b[^>]{0,500}>.*?(?:</reme-context\s*>|\Z)", re.DOTALL | re.IGNORECASE)
 _DATA_URI_RE = re.compile(r"data:[\w.+-]{1,80}/[\w.+-]{1,80};base64,[A-Za-z0-9+/=\s]{16,}")

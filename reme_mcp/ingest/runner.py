@@ -18,7 +18,7 @@ from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
 from reme_mcp.ingest.model import SessionBatch, Tally
 from reme_mcp.ingest.sources import Source, get_source
-from reme_mcp.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
 

@@ -69,7 +69,7 @@ def _import_slice(
     from reme_mcp.ingest.cursors import CursorBook
     from reme_mcp.ingest.runner import Importer
     from reme_mcp.ingest.sources import get_source
-    from reme_mcp.workspace import Workspace
+    from reme_mcp.storage.workspace import Workspace
 
     root, name, location, paths, cursors, filters, dry_run = job
     ws = Workspace(Path(root))

@@ -14,17 +14,16 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from typing import Any
 
-from reme_mcp import __version__, boundary, exchange, swap, traverse
-from reme_mcp.boundary import escaped
+from reme_mcp import __version__
 from reme_mcp.config import Settings
-from reme_mcp.daily import DayIndex, parse_date, parse_range
-from reme_mcp.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import ChunkHit, MemoryIndex, ranking
+from reme_mcp.index import ChunkHit, MemoryIndex, exchange, ranking
 from reme_mcp.index.snippets import snippet
-from reme_mcp.intake import NoteInput, check_input
-from reme_mcp.ledger import Ledger
-from reme_mcp.models import (
+from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
+from reme_mcp.notes.ledger import Ledger
+from reme_mcp.ops import traverse
+from reme_mcp.ops.intake import NoteInput, check_input
+from reme_mcp.ops.models import (
     DAILY_LIMIT,
     DIRECTIONS,
     MAX_QUERY_CHARS,
@@ -45,7 +44,11 @@ from reme_mcp.models import (
     TraverseResult,
     shown_query,
 )
-from reme_mcp.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
+from reme_mcp.safety import boundary
+from reme_mcp.safety.boundary import escaped
+from reme_mcp.storage import swap
+from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
+from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
 
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
@@ -223,7 +226,7 @@ class Memory:
 
     def _remember(self, note: NoteInput) -> RememberResult:
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
-        # queue for milliseconds; the index commit is batched (reme_mcp/batching.py), and every
+        # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
         with self.ws.lock("write"):
             previous = self._stored(note)
@@ -277,7 +280,7 @@ class Memory:
                 self.days.catch_up()
 
     def finish(self) -> None:
-        """Finish what waits for a batch (reme_mcp/batching.py): day indexes, index commits; before exiting."""
+        """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
         self.days.flush()
         self.index.flush()
 

@@ -3,7 +3,7 @@
 The block lists the day's notes (workspace-format.md); text a person wrote outside
 it, front matter included, is kept byte for byte and only the front matter's
 description line is brought up to date. People edit this file too, so it is merged,
-never overwritten blind (reme_mcp/swap.py).
+never overwritten blind (reme_mcp/storage/swap.py).
 
 A busy day holds thousands of notes and `remember` refreshes the file once per note,
 so `DayIndexFile` remembers what it last put there: when the file still holds exactly
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reme_mcp import swap
-from reme_mcp.day_notes import DayNotes, NoteInfo
-from reme_mcp.documents import BLOCK_END, BLOCK_START, split_front_matter
 from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import Workspace
+from reme_mcp.notes.day_notes import DayNotes, NoteInfo
+from reme_mcp.storage import swap
+from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, split_front_matter
+from reme_mcp.storage.workspace import Workspace
 
 MAX_MERGES = 50
 # The line that closes a front matter (documents.split_front_matter's rule).

@@ -22,8 +22,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from reme_mcp.documents import body_hash, split_front_matter
-from reme_mcp.workspace import Workspace, file_stamp
+from reme_mcp.storage.documents import body_hash, split_front_matter
+from reme_mcp.storage.workspace import Workspace, file_stamp
 
 MAX_NOTE_READ = 4 * 1024 * 1024
 # The front-matter key holding a request_id's hash: a retry finds its note on disk by it.

@@ -5,7 +5,7 @@ protocol version), and hosts give a server little more than that: Codex starts i
 first turn after about 1 s, Hermes after 1.5 s, without the tools that were late. So
 `handshake.json` holds the exact lines the SDK writes for `initialize`, `tools/list` and
 `server/discover`, per protocol version, recorded from the SDK by `record()`
-(`python -m reme_mcp.handshake` rewrites the file). The stdio front sends them while the
+(`python -m reme_mcp.faces.stdio.handshake` rewrites the file). The stdio front sends them while the
 SDK loads; the SDK still receives every message, and its own answer to a request that
 was answered early is compared with the early one and then dropped.
 
@@ -180,7 +180,7 @@ def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
     import tempfile
 
     from reme_mcp.config import load_settings
-    from reme_mcp.stdio_front import converse
+    from reme_mcp.faces.stdio.front import converse
 
     bodies: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as workspace:
@@ -199,8 +199,8 @@ def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
 
 def _search_frame(settings: Any, body: str) -> str:
     """The recorded search answer with the parts that vary per search cut out."""
-    from reme_mcp.early_search import cut_frame
-    from reme_mcp.memory import Memory
+    from reme_mcp.faces.stdio.early_search import cut_frame
+    from reme_mcp.ops.memory import Memory
 
     result = Memory(settings).search(**SEARCH_CALL["arguments"])
     return cut_frame(body, result.render(), result.model_dump(mode="json"))

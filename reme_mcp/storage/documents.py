@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.workspace import DATE_RE
+from reme_mcp.storage.workspace import DATE_RE
 
 # The day index's machine-managed block (workspace-format.md). A format marker: the day
 # index writer (daily) and the indexer (which keeps the block out of search) both read it here.

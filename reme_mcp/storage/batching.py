@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from reme_mcp.errors import ReMeError, SaidOnce
 
-log = logging.getLogger("reme_mcp.batching")
+log = logging.getLogger("reme_mcp.storage.batching")
 
 # Seconds without a write after which the waiting writes are committed: an agent's
 # burst of notes shares one commit, and the index is current when a person looks.

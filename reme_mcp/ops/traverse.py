@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from reme_mcp.boundary import escaped
-from reme_mcp.models import Direction, GraphEdge, GraphNode, TraverseResult
-from reme_mcp.workspace import PRIVATE_DIRS, Workspace
+from reme_mcp.ops.models import Direction, GraphEdge, GraphNode, TraverseResult
+from reme_mcp.safety.boundary import escaped
+from reme_mcp.storage.workspace import PRIVATE_DIRS, Workspace
 
 MAX_FOLDER_ENTRIES = 200  # per folder
 MAX_NODES = 500  # per answer

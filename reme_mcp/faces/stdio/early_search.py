@@ -25,9 +25,9 @@ import threading
 import time
 from typing import Any
 
-from reme_mcp.handshake import ENVELOPE_KEYS, PROTOCOL_VERSION_KEY, SEARCH_FRAME, EarlyAnswers
-from reme_mcp.lazy_memory import LazyMemory
-from reme_mcp.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
+from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.stdio.handshake import ENVELOPE_KEYS, PROTOCOL_VERSION_KEY, SEARCH_FRAME, EarlyAnswers
+from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
 
 FRAME_PREFIX = f"{SEARCH_FRAME}@"
 # Where a frame takes the answer's text and its structured result (NUL never appears raw in JSON).

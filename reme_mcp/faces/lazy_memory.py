@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from reme_mcp.config import Settings
 
 if TYPE_CHECKING:
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
 # The longest the warm-up and the ingest wait for tools/list before they start anyway.
 WARM_UP_DELAY = 1.0
@@ -36,7 +36,7 @@ class LazyMemory:
     def get(self) -> Memory:
         with self._lock:
             if self._memory is None:
-                from reme_mcp.memory import Memory
+                from reme_mcp.ops.memory import Memory
 
                 # A server's batched index commits are made by a child process (index/committer.py):
                 # its calls would otherwise wait out every batch.

@@ -12,11 +12,11 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass
 
-from reme_mcp import boundary
-from reme_mcp.daily import REQUEST_KEY, check_note_name, derive_description, derive_name, parse_date
-from reme_mcp.documents import body_hash
 from reme_mcp.errors import ReMeError
-from reme_mcp.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from reme_mcp.notes.daily import REQUEST_KEY, check_note_name, derive_description, derive_name, parse_date
+from reme_mcp.ops.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from reme_mcp.safety import boundary
+from reme_mcp.storage.documents import body_hash
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def request_hash(request_id: str) -> str:
 
 def _refuse_secret(field: str, text: str) -> None:
     # Imported on first use: compiling its rules is time a server's first search need not wait for.
-    from reme_mcp.secrets import find_secret
+    from reme_mcp.safety.secrets import find_secret
 
     finding = find_secret(text)
     if finding:

@@ -11,8 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reme_mcp.boundary import inside, one_line, wrap
-from reme_mcp.limits import (
+from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
     MAX_DATE_CHARS,
@@ -29,6 +28,7 @@ from reme_mcp.limits import (
     Direction,
     Limit,
 )
+from reme_mcp.safety.boundary import inside, one_line, wrap
 
 __all__ = [
     "DAILY_LIMIT",

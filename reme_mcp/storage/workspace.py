@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from reme_mcp import locks
 from reme_mcp.errors import ReMeError
-from reme_mcp.locks import LOCK_TIMEOUT
+from reme_mcp.storage import locks
+from reme_mcp.storage.locks import LOCK_TIMEOUT
 
 # Folders that hold derived or runtime state: never memory, never served.
 PRIVATE_DIRS = frozenset({"metadata", "mem_session"})

@@ -17,16 +17,16 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.batching import CommitBatcher
-from reme_mcp.day_index import DayIndexFile
-from reme_mcp.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
-from reme_mcp.documents import BLOCK_END, BLOCK_START, body_hash
 from reme_mcp.errors import ReMeError, shown
-from reme_mcp.workspace import DATE_RE, Workspace
+from reme_mcp.notes.day_index import DayIndexFile
+from reme_mcp.notes.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
+from reme_mcp.storage.batching import CommitBatcher
+from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, body_hash
+from reme_mcp.storage.workspace import DATE_RE, Workspace
 
 __all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo", "day_index_line"]
 
-log = logging.getLogger("reme_mcp.daily")
+log = logging.getLogger("reme_mcp.notes.daily")
 
 _FORBIDDEN_CHARS = set('<>:"/\\|?*')
 # Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
@@ -167,7 +167,7 @@ def list_note_days(ws: Workspace) -> list[str]:
 
 MAX_SAME_NAME = 10_000
 # A note written within BURST seconds of the last one on its day leaves the day index to a
-# batch (reme_mcp/batching.py): each refresh rewrites and fsyncs the whole file, and a burst
+# batch (reme_mcp/storage/batching.py): each refresh rewrites and fsyncs the whole file, and a burst
 # of notes then rewrites it a few times a second instead of once per note. The file lags
 # the burst by MAX_LAG seconds at most, is brought up to date when the server ends, and by
 # the next process's warm-up (`catch_up`) if this one dies first.

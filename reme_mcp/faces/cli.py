@@ -18,7 +18,7 @@ import click
 from reme_mcp import __version__
 from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
+from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 
@@ -111,12 +111,12 @@ def serve(
     names = tuple(name.strip() for value in chosen for name in value.split(",") if name.strip())
     settings = dataclasses.replace(settings, ingest=names)
     if transport == "stdio":
-        from reme_mcp.stdio_front import serve as serve_stdio
+        from reme_mcp.faces.stdio.front import serve as serve_stdio
 
         serve_stdio(settings)
         return
-    from reme_mcp.http import load_token, serve_http
-    from reme_mcp.server import build_server
+    from reme_mcp.faces.http import load_token, serve_http
+    from reme_mcp.faces.server import build_server
 
     server = build_server(settings)
 
@@ -166,7 +166,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memory, as the MCP `search` tool does."""
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     try:
         result = Memory(_settings(ctx, workspace)).search(
@@ -190,7 +190,7 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
     """Rebuild the index from the files (never needed for correctness; the index heals itself)."""
     from tqdm import tqdm
 
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     _logging()
     memory = Memory(_settings(ctx, workspace))
@@ -213,7 +213,7 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     """Report the workspace, its files by kind, the index's state and the configuration."""
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     report = Memory(_settings(ctx, workspace)).doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
@@ -246,7 +246,7 @@ def config_cmd(
     ingest_sources: tuple[str, ...],
 ) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
-    from reme_mcp.client_config import UnknownClientError, list_clients, render_config
+    from reme_mcp.faces.client_config import UnknownClientError, list_clients, render_config
 
     if list_all or not client:
         for name, description in list_clients():
@@ -272,7 +272,7 @@ def skill() -> None:
 @click.option("--dir", "directory", type=click.Path(file_okay=False), help="Install into this skills folder instead.")
 def skill_install(host: str | None, directory: str | None) -> None:
     """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi)."""
-    from reme_mcp.skill_pack import SKILL_DIRS, SkillError, install, skills_dir
+    from reme_mcp.faces.skill_pack import SKILL_DIRS, SkillError, install, skills_dir
 
     if host is None and directory is None:
         raise click.UsageError(f"name a host ({', '.join(SKILL_DIRS)}) or give --dir")
@@ -285,7 +285,7 @@ def skill_install(host: str | None, directory: str | None) -> None:
 
 def main() -> None:
     if hasattr(signal, "SIGIO"):
-        # The day index is replaced under a file lease (reme_mcp/swap.py); someone opening it
+        # The day index is replaced under a file lease (reme_mcp/storage/swap.py); someone opening it
         # meanwhile breaks the lease with SIGIO, whose default action would end this process.
         signal.signal(signal.SIGIO, signal.SIG_IGN)
     cli(prog_name="reme-mcp")

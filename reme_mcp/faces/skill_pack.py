@@ -29,7 +29,7 @@ class SkillError(ValueError):
 
 def shipped_skill() -> Path:
     """The skill folder of this installation: inside the package (a wheel) or the checkout."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     for candidate in (package / "skills" / SKILL_NAME, package.parent / "skills" / SKILL_NAME):
         if (candidate / "SKILL.md").is_file():
             return candidate

@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field, ValidationError
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.lazy_memory import LazyMemory
-from reme_mcp.models import (
+from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.ops.models import (
     DAILY_LIMIT,
     MAX_DATE_CHARS,
     MAX_TAGS,

@@ -16,8 +16,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from reme_mcp.documents import body_hash, split_front_matter
-from reme_mcp.workspace import Workspace, read_regular
+from reme_mcp.storage.documents import body_hash, split_front_matter
+from reme_mcp.storage.workspace import Workspace, read_regular
 
 
 class Ledger:

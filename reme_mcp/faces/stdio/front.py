@@ -3,10 +3,10 @@
 The front owns the process's stdin and stdout. It passes every client line on to the
 SDK (running in a thread over a pair of pipes) and every SDK line back to the client;
 until the SDK has spoken, it also answers `initialize`, `tools/list` and
-`server/discover` from the SDK's recorded answers (reme_mcp/handshake.py), and drops the
+`server/discover` from the SDK's recorded answers (reme_mcp/faces/stdio/handshake.py), and drops the
 SDK's later copy of those answers. A first `search` arriving before the SDK loads is
-answered early too, from the Memory the SDK then serves with (reme_mcp/early_search.py).
-Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/wire.py instead.
+answered early too, from the Memory the SDK then serves with (reme_mcp/faces/stdio/early_search.py).
+Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/faces/stdio/wire.py instead.
 SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
 there is nothing to tidy up.
 """
@@ -22,12 +22,12 @@ from collections.abc import Callable
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from reme_mcp import early_search, handshake, wire
 from reme_mcp.config import Settings
-from reme_mcp.lazy_memory import LazyMemory
+from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.stdio import early_search, handshake, wire
 
 if TYPE_CHECKING:
-    from reme_mcp.server import MemoryServer
+    from reme_mcp.faces.server import MemoryServer
 
 
 def run_sdk(server: MemoryServer, sdk_in: int, sdk_out: int) -> None:
@@ -53,7 +53,7 @@ def run_sdk(server: MemoryServer, sdk_in: int, sdk_out: int) -> None:
 
 def converse(settings: Settings, lines: list[bytes]) -> list[bytes]:
     """What the SDK alone writes back for these client lines on one fresh connection."""
-    from reme_mcp.server import build_server
+    from reme_mcp.faces.server import build_server
 
     wanted = sum(1 for line in lines if b'"id"' in line)
     sdk_in_r, sdk_in_w = os.pipe()
@@ -113,7 +113,7 @@ def serve(settings: Settings) -> None:
             if early is not None:  # the memory operations first, then the SDK: see early_search.py
                 early.prepare()
                 early.wait_for_sdk_turn()
-            from reme_mcp.server import build_server
+            from reme_mcp.faces.server import build_server
 
             server = build_server(settings, memory=memory)
         except BaseException as exc:
