@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import Settings, load_settings
+from reme_mcp.notes.day_index import DayIndexFile, layout, render
+from reme_mcp.notes.day_notes import DayNotes, NoteInfo
 from reme_mcp.ops.memory import Memory
+from reme_mcp.storage.workspace import Workspace
 
 DAY = "2026-11-28"
 
@@ -129,3 +132,13 @@ def empty_memory(tmp_path: Path, settings_for: Callable[[Path], Settings]) -> Me
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
+    """The day index for these notes, from the file's current text (None: there is none yet)."""
+    return render(day, notes, layout(existing) if existing is not None else None)
+
+
+def refresh_day_index(ws: Workspace, day: str) -> Path:
+    """What `remember` does after writing a note: the day's block rebuilt from the notes on disk."""
+    return DayIndexFile(ws).refresh(day, DayNotes(ws).notes(day))

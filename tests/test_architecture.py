@@ -1,27 +1,29 @@
-"""The import boundaries between the layers, read from the source with `ast` (every import, lazy ones too).
+"""The layers of the package and the import rules between them, read from the source with `ast`
+(every import, lazy ones and TYPE_CHECKING blocks too).
 
-The rules:
+The layers are folders, top to bottom; a module imports its own folder and the layers below it,
+never one beside or above it:
+
+    faces (faces/, faces/stdio/)         the command line, the MCP server, HTTP, snippets, the skill pack
+    ops                                  the memory operations, their models and limits
+    notes | index | ingest               daily notes and ledger | the derived index | session logs
+    storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
+    config                               the one configuration object
+    errors                               the one error type
+
+Besides:
 
 1. Whoosh stays behind the index: only modules under `reme_mcp/index/` import `whoosh`.
-2. The index never reaches up: nothing under `reme_mcp/index/` imports the memory operations
-   or anything built on the index (`memory`, `daily`, `intake`, `ledger`, `traverse`,
-   `exchange`, `ingest`) nor any face. What it may use lies below it: `workspace`,
-   `documents`, `errors`, `boundary`, `secrets`, `config`, `models`.
-3. The faces only translate. A face is `server`, `http`, `cli`, `client_config`, `stdio_front`,
-   and the helpers only faces use: `handshake` (the stdio front's recorded answers), `wire`
-   (the stdio front's answers to lines the SDK would leave unanswered), `early_search` (the stdio
-   front's answer to a first search), `lazy_memory` (the one Memory the server and the front share),
-   `skill_pack` (the skill files `cli` installs) and `__main__`. A face imports from reme_mcp
-   only the package itself (`__version__`), `memory`, `models`, `limits` (the operations' limits,
-   pydantic-free so the CLI starts fast), `config`, `errors`, other faces, and `ingest.cli` (the
-   ingest command group, a face of the ingest pipeline).
+2. The faces only translate: from below them they take the operations (`ops`), the configuration,
+   the error type, the package's version and the ingest command group (`ingest.cli`).
+3. No import circle anywhere, lazy imports included.
 4. Tests and the package never import `bench/`: a benchmark is run by hand, and a test's
    oracle lives in the tests.
-5. No function in `memory.py` is above cyclomatic complexity 10 (radon's grade B): an operation
+5. No function in `ops/memory.py` is above cyclomatic complexity 10 (radon's grade B): an operation
    reads as a few calls into the modules that own its concepts.
-6. What `python -m reme_mcp` imports before the stdio front answers the handshake (the package,
-   `cli`, `stdio_front`, `handshake`, `early_search`, `lazy_memory`) loads none of pydantic, the SDK, Whoosh or anyio: hosts
-   give a server about a second, and those imports alone take most of it.
+6. What `python -m reme_mcp` imports before the stdio front answers the handshake loads none of
+   pydantic, the SDK, Whoosh or anyio: hosts give a server about a second, and those imports alone
+   take most of it.
 """
 
 from __future__ import annotations
@@ -37,25 +39,24 @@ from radon.complexity import cc_visit
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reme_mcp"
 
-FACES = frozenset(
-    {
-        "server",
-        "http",
-        "cli",
-        "client_config",
-        "stdio_front",
-        "handshake",
-        "early_search",
-        "lazy_memory",
-        "wire",
-        "skill_pack",
-        "__main__",
-    }
-)
-FACE_MAY_IMPORT = frozenset({"", "memory", "models", "limits", "config", "errors", "ingest.cli"}) | FACES
-ABOVE_THE_INDEX = (
-    frozenset({"memory", "daily", "day_index", "intake", "ledger", "traverse", "exchange", "ingest"}) | FACES
-)
+# Each layer's folder (or root module) and its height; a module imports only lower layers and its own.
+LAYERS = {
+    "faces": 6,
+    "ops": 5,
+    "notes": 4,
+    "index": 4,
+    "ingest": 4,
+    "storage": 3,
+    "safety": 3,
+    "config": 2,
+    "errors": 1,
+    "": 0,  # the package itself: its version, and the lazily loaded public names
+}
+FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "ingest.cli", "")
+
+
+def layer(name: str) -> str:
+    return "" if name in ("", "__main__") else top(name)
 
 
 def module_name(path: Path) -> str:
@@ -67,7 +68,8 @@ def module_name(path: Path) -> str:
 
 
 def is_submodule(name: str) -> bool:
-    return (PACKAGE / f"{name}.py").is_file() or (PACKAGE / name / "__init__.py").is_file()
+    path = PACKAGE / name.replace(".", "/")
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def imports(path: Path, module_of: str | None = None) -> set[str]:
@@ -89,9 +91,16 @@ def imports(path: Path, module_of: str | None = None) -> set[str]:
                 module = f"{base}.{node.module}" if node.module else base
             else:
                 module = node.module or ""
-            found.add(module)
-            if module == "reme_mcp":  # `from reme_mcp import memory` imports the module reme_mcp.ops.memory
-                found.update(f"{module}.{a.name}" for a in node.names if is_submodule(a.name))
+            if module.split(".")[0] != "reme_mcp":
+                found.add(module)
+                continue
+            # `from reme_mcp.x import y` imports the module reme_mcp.x.y when y is one, else names of reme_mcp.x
+            inner = module.removeprefix("reme_mcp").removeprefix(".")
+            named = [a.name for a in node.names]
+            subs = [n for n in named if is_submodule(f"{inner}.{n}".lstrip("."))]
+            found.update(f"{module}.{n}" for n in subs)
+            if len(subs) < len(named):
+                found.add(module)
     return found
 
 
@@ -110,27 +119,83 @@ def top(name: str) -> str:
 
 def test_the_rules_see_every_module() -> None:
     names = {module_name(p) for p in sources()}
-    assert {"memory", "server", "cli", "index", "index.schema", "traverse", "index.snippets"} <= names
+    assert {"ops.memory", "faces.server", "faces.cli", "index", "index.schema", "ops.traverse"} <= names
+    assert {layer(n) for n in names} <= set(LAYERS)
     assert "whoosh" in {top(m) for m in imports(PACKAGE / "index" / "whoosh_private.py")}  # the parser finds imports
 
 
 @pytest.mark.parametrize("path", sources(), ids=module_name)
 def test_only_the_index_imports_whoosh(path: Path) -> None:
-    if module_name(path).split(".")[0] == "index":
+    if layer(module_name(path)) == "index":
         return
     assert not {m for m in imports(path) if top(m) == "whoosh"}
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "index").rglob("*.py")), ids=module_name)
-def test_the_index_never_imports_what_is_built_on_it(path: Path) -> None:
-    crossing = {m for m in ours(imports(path)) if top(m) in ABOVE_THE_INDEX}
-    assert not crossing, f"{module_name(path)} imports {sorted(crossing)}"
+@pytest.mark.parametrize("path", sources(), ids=module_name)
+def test_imports_run_down_the_layers(path: Path) -> None:
+    name = module_name(path)
+    if name in ("", "__main__"):
+        return
+    own = layer(name)
+    crossing = {m for m in ours(imports(path)) if layer(m) != own and LAYERS[layer(m)] >= LAYERS[own]}
+    assert not crossing, f"{name} ({own}) imports from its own height or above: {sorted(crossing)}"
 
 
-@pytest.mark.parametrize("path", [PACKAGE / f"{face}.py" for face in sorted(FACES)], ids=sorted(FACES))
-def test_faces_import_only_memory_models_config_errors(path: Path) -> None:
-    outside = {m for m in ours(imports(path)) if m not in FACE_MAY_IMPORT}
-    assert not outside, f"{module_name(path)} reaches past the faces' seam: {sorted(outside)}"
+@pytest.mark.parametrize("path", sorted((PACKAGE / "faces").rglob("*.py")), ids=module_name)
+def test_faces_only_translate(path: Path) -> None:
+    below = {m for m in ours(imports(path)) if layer(m) != "faces"}
+    outside = {m for m in below if not any(m == a or m.startswith(f"{a}.") for a in FACE_MAY_IMPORT_BELOW if a)}
+    assert outside <= {""}, f"{module_name(path)} reaches past the operations: {sorted(outside - {''})}"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (the package root left out: every module's parent)."""
+    names = {module_name(p) for p in sources()}
+    return {module_name(p): {m for m in ours(imports(p)) if m in names and m} for p in sources()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a graph: its strongly connected parts of two or more modules, or self-imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top_ = stack.pop()
+                on_stack.discard(top_)
+                part.append(top_)
+                if top_ == node:
+                    break
+            if len(part) > 1 or node in graph.get(node, ()):
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
 
 
 def names_bench(path: Path) -> bool:
@@ -150,15 +215,16 @@ def test_nothing_imports_bench(path: Path) -> None:
 
 
 def test_the_checker_sees_crossings(tmp_path: Path) -> None:
-    """The rules can fail: lazy, relative and `from reme_mcp import x` crossings are all seen."""
+    """The rules can fail: lazy, relative and `from reme_mcp.x import y` crossings are all seen."""
     face = tmp_path / "server.py"
     face.write_text(
-        "def f():\n    from reme_mcp.index import MemoryIndex\nfrom . import workspace\nfrom reme_mcp import ledger\n",
+        "def f():\n    from reme_mcp.index import MemoryIndex\nfrom ..storage import workspace\n"
+        "from reme_mcp.notes import ledger\n",
         encoding="utf-8",
     )
-    assert {m for m in ours(imports(face, "server")) if m not in FACE_MAY_IMPORT} == {"index", "workspace", "ledger"}
+    assert ours(imports(face, "faces.server")) >= {"index", "storage.workspace", "notes.ledger"}
     inner = tmp_path / "schema.py"
-    inner.write_text("from ..daily import BLOCK_END\nimport whoosh.fields\n", encoding="utf-8")
+    inner.write_text("from ..notes.daily import BLOCK_END\nimport whoosh.fields\n", encoding="utf-8")
     assert "reme_mcp.notes.daily" in imports(inner, "index.schema") and "whoosh.fields" in imports(
         inner, "index.schema"
     )
@@ -171,7 +237,7 @@ MAX_COMPLEXITY = 10
 
 
 def test_memory_operations_stay_simple() -> None:
-    blocks = cc_visit((PACKAGE / "memory.py").read_text(encoding="utf-8"))
+    blocks = cc_visit((PACKAGE / "ops" / "memory.py").read_text(encoding="utf-8"))
     functions = [b for b in blocks if type(b).__name__ == "Function"] + [
         m for b in blocks if type(b).__name__ == "Class" for m in b.methods
     ]

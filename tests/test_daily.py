@@ -14,9 +14,9 @@ from reme_mcp.notes.daily import (
     check_note_name,
     derive_name,
 )
-from reme_mcp.notes.day_index import refresh_day_index, render_day_index
 from reme_mcp.storage.documents import split_front_matter
 from reme_mcp.storage.workspace import Workspace
+from tests.conftest import refresh_day_index, render_day_index
 
 
 @pytest.mark.parametrize(

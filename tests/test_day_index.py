@@ -21,10 +21,11 @@ import pytest
 import yaml
 
 from reme_mcp.config import load_settings
-from reme_mcp.notes.day_index import DayIndexFile, layout, render, render_day_index
+from reme_mcp.notes.day_index import DayIndexFile, layout, render
 from reme_mcp.notes.day_notes import DayNotes, NoteInfo
 from reme_mcp.ops.memory import Memory
 from reme_mcp.storage.workspace import Workspace
+from tests.conftest import render_day_index
 
 DAY = "2026-11-28"
 

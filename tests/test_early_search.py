@@ -18,8 +18,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from reme_mcp.config import load_settings
 from reme_mcp.faces.lazy_memory import LazyMemory
-from reme_mcp.faces.stdio import early_search, handshake
-from reme_mcp.faces.stdio.front import converse
+from reme_mcp.faces.stdio import early_search, handshake, recorder
+from reme_mcp.faces.stdio.sdk import converse
 from tests.conftest import make_reme_workspace, write
 
 QUERIES = [
@@ -49,7 +49,7 @@ def _workspace(root: Path) -> Path:
 def _conversation(version: str, arguments: dict[str, Any]) -> list[bytes]:
     call = {"name": "search", "arguments": arguments}
     if version in MODERN_PROTOCOL_VERSIONS:
-        meta = {"_meta": handshake.envelope(version, "test")}
+        meta = {"_meta": recorder.envelope(version, "test")}
         messages: list[dict[str, Any]] = [
             {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta},
             {"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {**call, **meta}},
@@ -165,7 +165,7 @@ def test_a_modern_envelope_with_capabilities_is_answered_as_the_sdk_answers_it(
     capabilities: dict[str, Any], tmp_path: Path
 ) -> None:
     version = MODERN_PROTOCOL_VERSIONS[-1]
-    meta = {**handshake.envelope(version, "test"), "io.modelcontextprotocol/clientCapabilities": capabilities}
+    meta = {**recorder.envelope(version, "test"), "io.modelcontextprotocol/clientCapabilities": capabilities}
     call = {"name": "search", "arguments": {"query": "Go backend"}, "_meta": meta}
     lines = [json.dumps({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": call}).encode() + b"\n"]
     expected = _by_id(_expected(tmp_path, lines))

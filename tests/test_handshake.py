@@ -19,8 +19,8 @@ import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from reme_mcp.config import load_settings
-from reme_mcp.faces.stdio import handshake
-from reme_mcp.faces.stdio.front import converse
+from reme_mcp.faces.stdio import handshake, recorder
+from reme_mcp.faces.stdio.sdk import converse
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def recorded() -> dict[str, Any]:
 def test_the_recorded_answers_are_what_this_sdk_answers_now(recorded: dict[str, Any]) -> None:
     assert handshake.load() is not None, "run `python -m reme_mcp.faces.stdio.handshake` to record them again"
     # Another client name and capabilities: the answers must not depend on who asks.
-    assert handshake.record(client="another-client") == recorded["answers"]
+    assert recorder.record(client="another-client") == recorded["answers"]
     keys = set(recorded["answers"])
     assert {f"initialize@{v}" for v in HANDSHAKE_PROTOCOL_VERSIONS} <= keys
     assert {f"tools/list@{v}" for v in (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)} <= keys
@@ -80,12 +80,12 @@ def _with_ids(messages: list[dict[str, Any]], ids: list[Any]) -> list[bytes]:
 
 # The search conversations are checked in test_early_search.py, which allows for the SDK
 # answering the closing ping before a search (it runs tools in threads).
-HANDSHAKE_KEYS = [key for key in handshake.conversations() if not key.startswith(handshake.SEARCH_FRAME)]
+HANDSHAKE_KEYS = [key for key in recorder.conversations() if not key.startswith(handshake.SEARCH_FRAME)]
 
 
 @pytest.mark.parametrize("key", HANDSHAKE_KEYS)
 def test_the_process_writes_exactly_what_the_sdk_alone_writes(key: str, tmp_path: Path) -> None:
-    messages = handshake.conversations()[key]
+    messages = recorder.conversations()[key]
     lines = _with_ids(messages, ["zero", 7][-sum("id" in m for m in messages) :])
     # A closing ping proves no answer came twice: everything before its answer is compared.
     closing = {"jsonrpc": "2.0", "id": "end", "method": "ping"}

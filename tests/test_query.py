@@ -30,7 +30,7 @@ def test_query_tokens_are_distinct_and_capped() -> None:
 
 
 def test_filters_by_date_and_folder(index: MemoryIndex) -> None:
-    tokens = index.query_tokens("Go backend services")
+    tokens = query_tokens("Go backend services")
     everywhere = {h.path for h in index.search(tokens, 10)[0]}
     assert {f"daily/{DAY}/go-backend.md", "digest/personal/languages.md"} <= everywhere
     in_digest = {h.path for h in index.search(tokens, 10, path_prefix="digest/")[0]}
@@ -42,7 +42,7 @@ def test_filters_by_date_and_folder(index: MemoryIndex) -> None:
 
 def test_a_deleted_file_is_never_a_hit(index: MemoryIndex) -> None:
     (index.ws.root / "daily" / DAY / "go-backend.md").unlink()  # not synced yet
-    hits, _ = index.search(index.query_tokens("Go backend services"), 10)
+    hits, _ = index.search(query_tokens("Go backend services"), 10)
     assert hits and f"daily/{DAY}/go-backend.md" not in {h.path for h in hits}
 
 
@@ -59,7 +59,7 @@ def test_bodies_and_backlinks(index: MemoryIndex) -> None:
 def test_a_file_damaged_while_serving_is_rebuilt_and_the_search_answered(
     index: MemoryIndex, caplog: pytest.LogCaptureFixture
 ) -> None:
-    tokens = index.query_tokens("Go backend services")
+    tokens = query_tokens("Go backend services")
     before = [h.path for h in index.search(tokens, 5)[0]]
     for segment in index.directory.glob("*.seg"):  # the files the open searcher reads from
         os.truncate(segment, segment.stat().st_size // 3)

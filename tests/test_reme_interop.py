@@ -37,10 +37,9 @@ import pytest
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.notes.daily import check_note_name
-from reme_mcp.notes.day_index import refresh_day_index
 from reme_mcp.ops.memory import Memory
 from reme_mcp.storage.workspace import Workspace
-from tests.conftest import DAY, message, write
+from tests.conftest import DAY, message, refresh_day_index, write
 
 REME_VERSION = "0.4.2.0"
 REQUIREMENT = f"reme-ai[as]=={REME_VERSION}"

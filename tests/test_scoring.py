@@ -133,7 +133,7 @@ def test_scores_and_order_match_whoosh(memory: Memory, filtered: bool) -> None:
     allowed = frozenset(flt.docs(searcher)) if flt is not None else None
     compared = 0
     for _ in range(40):
-        tokens = memory.index.query_tokens(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
+        tokens = memory.query_tokens(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
         terms = ranking.query_terms(tokens, searcher)
         ours, total = scorer.top(searcher, terms, 1000, allowed)
         theirs = _reference(oracle, terms, 1000, flt)

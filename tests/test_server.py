@@ -11,7 +11,7 @@ from mcp import Client
 
 from reme_mcp.config import load_settings
 from reme_mcp.faces.server import build_server
-from reme_mcp.ops.models import DAILY_LIMIT, MAX_TAGS, READ_MAX_CHARS, SEARCH_LIMIT, SEARCH_MAX_CHARS, TRAVERSE_DEPTH
+from reme_mcp.ops.limits import DAILY_LIMIT, MAX_TAGS, READ_MAX_CHARS, SEARCH_LIMIT, SEARCH_MAX_CHARS, TRAVERSE_DEPTH
 from tests.conftest import DAY, make_reme_workspace
 
 pytestmark = pytest.mark.anyio

@@ -13,6 +13,7 @@ import pytest
 
 from reme_mcp.index import MemoryIndex
 from reme_mcp.index import writer as writer_module
+from reme_mcp.index.query import query_tokens
 from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.sync import BULK_AT, stale
 from reme_mcp.storage.workspace import FileEntry, Workspace
@@ -87,7 +88,7 @@ def test_a_workspace_restored_in_place_is_not_indexed_again(tmp_path: Path, monk
     assert index.sync() == files  # every record restamped, in one commit
     assert index.sync() == 0
     assert {r.stamp for r in index.records().values()} <= {e.stamp for e in Workspace(root).walk()}
-    assert [hit.path for hit in index.search(index.query_tokens("zqpage7"), limit=3)[0]] == ["digest/wiki/page-7.md"]
+    assert [hit.path for hit in index.search(query_tokens("zqpage7"), limit=3)[0]] == ["digest/wiki/page-7.md"]
 
 
 def test_most_files_really_changed_are_built_whole(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -100,5 +101,5 @@ def test_most_files_really_changed_are_built_whole(tmp_path: Path, caplog: pytes
     with caplog.at_level(logging.WARNING, logger="reme_mcp.index"):
         index.sync()
     assert any("most files changed" in r.getMessage() for r in caplog.records), caplog.text
-    assert [hit.path for hit in index.search(index.query_tokens("zqnew5"), limit=3)[0]] == ["digest/wiki/page-5.md"]
-    assert not index.search(index.query_tokens("zqpage5"), limit=3)[0]
+    assert [hit.path for hit in index.search(query_tokens("zqnew5"), limit=3)[0]] == ["digest/wiki/page-5.md"]
+    assert not index.search(query_tokens("zqpage5"), limit=3)[0]

@@ -45,7 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     assert "reme_mcp/faces/server.py" in names and "reme_mcp/faces/client_config.py" in names
     # The SDK's recorded handshake answers and the skill travel inside the package.
-    assert "reme_mcp/handshake.json" in names and "reme_mcp/skills/reme-memory/SKILL.md" in names
+    assert "reme_mcp/faces/stdio/handshake.json" in names and "reme_mcp/skills/reme-memory/SKILL.md" in names
     assert not [name for name in names if name.startswith("tests/")]
 
     env_dir = base / "venv"
@@ -92,7 +92,7 @@ def _script(installed: Path) -> Path:
 
 def test_wheel_answers_the_handshake_early(installed: Path) -> None:
     python = installed / ("python.exe" if sys.platform == "win32" else "python")
-    code = "from reme_mcp import handshake; print(handshake.load() is not None)"
+    code = "from reme_mcp.faces.stdio import handshake; print(handshake.load() is not None)"
     done = subprocess.run([str(python), "-c", code], cwd=installed, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
 

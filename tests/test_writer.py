@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.index import MemoryIndex
+from reme_mcp.index.query import query_tokens
 from reme_mcp.storage.workspace import Workspace
 from tests.conftest import DAY, make_reme_workspace
 
@@ -20,7 +21,7 @@ def index(tmp_path: Path) -> MemoryIndex:
 
 
 def _found(index: MemoryIndex, text: str) -> list[str]:
-    return [hit.path for hit in index.search(index.query_tokens(text), 5)[0]]
+    return [hit.path for hit in index.search(query_tokens(text), 5)[0]]
 
 
 def test_write_files_indexes_changed_and_drops_gone_files(index: MemoryIndex) -> None:

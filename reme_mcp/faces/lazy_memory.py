@@ -59,17 +59,29 @@ class LazyMemory:
 
         threading.Thread(target=run, name="reme-warm-up", daemon=True).start()
 
-    def follow(self, sources: Collection[str], after: threading.Event, at_most: float = FOLLOW_DELAY) -> None:
-        """Follow hosts' session logs into memory, starting once tools/list is answered (or after `at_most`)."""
+    def follow(
+        self, sources: Collection[str], after: threading.Event, at_most: float = FOLLOW_DELAY
+    ) -> threading.Event:
+        """Follow hosts' session logs into memory, starting once tools/list is answered (or after `at_most`).
+
+        Setting the returned event stops the ingest, whether or not it has started yet.
+        """
+        stop = threading.Event()
 
         def run() -> None:
             after.wait(at_most)
+            if stop.is_set():
+                return
             try:
-                self.get().follow(sources)
+                following = self.get().follow(sources)
             except Exception as exc:  # never take the server down: say why ingest is not running
                 print(f"reme-mcp: ingest did not start: {exc}", file=sys.stderr)
+                return
+            stop.wait()
+            following.set()
 
         threading.Thread(target=run, name="reme-ingest-start", daemon=True).start()
+        return stop
 
     def finish(self) -> None:
         """The client is gone: commit the index writes still waiting for their batch."""

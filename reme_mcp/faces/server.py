@@ -21,7 +21,7 @@ from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.faces.lazy_memory import LazyMemory
-from reme_mcp.ops.models import (
+from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_DATE_CHARS,
     MAX_TAGS,
@@ -29,13 +29,9 @@ from reme_mcp.ops.models import (
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
-    DailyListResult,
     Direction,
-    ReadResult,
-    RememberResult,
-    SearchResult,
-    TraverseResult,
 )
+from reme_mcp.ops.models import DailyListResult, ReadResult, RememberResult, SearchResult, TraverseResult
 
 INSTRUCTIONS = """Long-term memory kept as plain files in a ReMe workspace.
 Recall before answering questions about past decisions, preferences, people or project history:
@@ -224,10 +220,16 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
 
     _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
-    server.finish = memory.finish
     if warm_up:
         memory.warm_up(after=server.tools_listed)
+    stop_ingest = threading.Event()
     if settings.ingest:
         # Started after tools/list is answered, like the warm-up: never in the way of the handshake.
-        memory.follow(settings.ingest, after=server.tools_listed)
+        stop_ingest = memory.follow(settings.ingest, after=server.tools_listed)
+
+    def finish() -> None:
+        stop_ingest.set()
+        memory.finish()
+
+    server.finish = finish
     return server

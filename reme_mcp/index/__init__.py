@@ -23,19 +23,21 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from whoosh import index as whoosh_index
 from whoosh.query import Term
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
-from reme_mcp.index import ranking
+from reme_mcp.index import exchange, ranking
 from reme_mcp.index.committer import commit_in_child
+from reme_mcp.index.hits import ChunkHit, Found, chunk_hit
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, linking_to, query_tokens
 from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.scoring import BM25Scorer
+from reme_mcp.index.snippets import snippet
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
 from reme_mcp.index.whoosh_private import is_corruption
@@ -43,39 +45,14 @@ from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.workspace import Workspace, file_kind
 
-__all__ = ["ChunkHit", "IndexState", "MemoryIndex"]
+__all__ = ["ChunkHit", "Found", "IndexState", "MemoryIndex"]
 
 T = TypeVar("T")
 
 # How often an operation is run again when the index folder keeps changing under it.
 CLEARED_ATTEMPTS = 8
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    name: str
-    description: str
-    date: str | None
-    content: str
-    docnum: int = -1  # where the searcher that found it holds it (see MemoryIndex.following)
-
-
-def _chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHit:
-    return ChunkHit(
-        path=fields["path"],
-        start_line=int(fields.get("start_line") or 1),
-        end_line=int(fields.get("end_line") or 1),
-        score=score,
-        name=fields.get("name") or "",
-        description=fields.get("description") or "",
-        date=fields.get("date") or None,
-        content=fields.get("content") or "",
-        docnum=docnum,
-    )
+# No snippet is cut shorter than this, however many hits share the budget.
+MIN_SNIPPET_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -219,8 +196,23 @@ class MemoryIndex:
                 time.sleep(0.01 * attempt)  # a cleaner deleting file by file: let it finish
         raise AssertionError("unreachable")
 
-    def query_tokens(self, text: str) -> list[str]:
-        return query_tokens(text)
+    def find(
+        self,
+        text: str,
+        limit: int,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+        max_chars: int = 4000,
+    ) -> Found:
+        """The best chunks for a free-text query, finished: a dialog question widened to its reply
+        (exchange.py), each snippet cut around the match to an equal share of `max_chars`."""
+        tokens = query_tokens(text)
+        hits, total = self.search(tokens, limit, start_date, end_date, path_prefix, ranking.phrase_pairs(text))
+        hits = [exchange.with_reply(hit, self.following) for hit in hits]
+        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+        terms = frozenset(tokens)
+        return Found([(hit, *snippet(hit.content, terms, share)) for hit in hits], max(total, len(hits)))
 
     def search(
         self,
@@ -241,7 +233,7 @@ class MemoryIndex:
         texts = self._phrase_texts
         return self._read(
             lambda searcher: best_chunks(
-                self.ws, searcher, self._scorer, tokens, limit, where, _chunk_hit, phrase, texts
+                self.ws, searcher, self._scorer, tokens, limit, where, chunk_hit, phrase, texts
             )
         )
 
@@ -264,7 +256,7 @@ class MemoryIndex:
                 if fields is None or fields.get("chunk_id") != chunk_id:
                     found = list(Term("chunk_id", chunk_id).docs(searcher))
                     docnum, fields = (found[0], searcher.stored_fields(found[0])) if found else (-1, None)
-            return None if fields is None else _chunk_hit(fields, 0.0, docnum)
+            return None if fields is None else chunk_hit(fields, 0.0, docnum)
 
         return self._despite_clearing(step)
 

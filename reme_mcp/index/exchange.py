@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from reme_mcp.index import ChunkHit
+from reme_mcp.index.hits import ChunkHit
 
 DIALOG_SUFFIX = ".jsonl"
 QUESTION_MARKS = ("?", "\uff1f")  # the ASCII and the full-width question mark (Chinese, Japanese)

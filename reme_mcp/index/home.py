@@ -24,12 +24,12 @@ import os
 import shutil
 import stat
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
+from reme_mcp.storage import locks
 from reme_mcp.storage.locks import LOCK_TIMEOUT, take
 from reme_mcp.storage.workspace import Workspace
 
@@ -102,17 +102,7 @@ def temporary_folder() -> Path:
     return folder
 
 
-_THREAD_LOCKS: dict[str, threading.RLock] = {}
 _DEPTH: dict[str, int] = {}  # how deeply the thread holding a folder's RLock holds its index lock
-_THREAD_LOCKS_GUARD = threading.Lock()
-
-
-def _thread_lock(key: str) -> threading.RLock:
-    with _THREAD_LOCKS_GUARD:
-        found = _THREAD_LOCKS.get(key)
-        if found is None:
-            found = _THREAD_LOCKS[key] = threading.RLock()
-        return found
 
 
 @contextlib.contextmanager
@@ -127,7 +117,7 @@ def index_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """
     path = folder.parent / f"{folder.name}.lock"
     key = str(path)
-    in_process = _thread_lock(key)
+    in_process = locks.in_process(key)
     if not in_process.acquire(timeout=timeout):
         raise _busy(timeout)
     try:

@@ -22,15 +22,8 @@ from reme_mcp.errors import ReMeError
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
-from reme_mcp.storage.workspace import (
-    MAX_INDEXED_BYTES,
-    Workspace,
-    file_kind,
-    file_stamp,
-    is_text_file,
-    open_regular,
-    path_date,
-)
+from reme_mcp.storage.files import open_regular
+from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date
 
 SCHEMA_VERSION = 5
 FILE_RECORD = "__file__"

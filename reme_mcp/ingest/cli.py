@@ -14,7 +14,8 @@ import click
 
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.ingest.runner import Filters, Importer, available, imported_summary
+from reme_mcp.ingest.model import Filters
+from reme_mcp.ingest.runner import Importer, available, imported_summary
 from reme_mcp.ingest.sources import SOURCES, get_source
 from reme_mcp.storage.workspace import Workspace
 

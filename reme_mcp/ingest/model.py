@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -62,3 +63,22 @@ class Tally:
         if self.skipped:
             text += "; skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
         return text
+
+
+@dataclass(frozen=True)
+class Filters:
+    since: str = ""  # YYYY-MM-DD: only messages from that day on
+    project: str = ""  # only sessions whose working folder is this one or inside it
+
+    @property
+    def active(self) -> bool:
+        return bool(self.since or self.project)
+
+    def keeps_session(self, batch: SessionBatch) -> bool:
+        if not self.project:
+            return True
+        if not batch.project:
+            return False
+        project = Path(batch.project)
+        wanted = Path(self.project)
+        return project == wanted or project.is_relative_to(wanted)

@@ -8,38 +8,19 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest import shares
 from reme_mcp.ingest.cursors import SAVE_EVERY, CursorBook
 from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
-from reme_mcp.ingest.model import SessionBatch, Tally
+from reme_mcp.ingest.model import Filters, SessionBatch, Tally
 from reme_mcp.ingest.sources import Source, get_source
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
-
-
-@dataclass(frozen=True)
-class Filters:
-    since: str = ""  # YYYY-MM-DD: only messages from that day on
-    project: str = ""  # only sessions whose working folder is this one or inside it
-
-    @property
-    def active(self) -> bool:
-        return bool(self.since or self.project)
-
-    def keeps_session(self, batch: SessionBatch) -> bool:
-        if not self.project:
-            return True
-        if not batch.project:
-            return False
-        project = Path(batch.project)
-        wanted = Path(self.project)
-        return project == wanted or project.is_relative_to(wanted)
 
 
 class Importer:
@@ -53,16 +34,16 @@ class Importer:
         env: Mapping[str, str] | None = None,
         *,
         dry_run: bool = False,
-        filters: Filters = Filters(),
+        filters: Filters | None = None,
     ) -> None:
         self.ws = ws
         self.source = source
         self.location = location if location is not None else source.default_location(env or os.environ)
         self.dry_run = dry_run
-        self.filters = filters
+        self.filters = filters or Filters()
         self.book = CursorBook(ws, source.name)
         self.writer = DialogWriter(ws, source.host, source.name)
-        if dry_run or filters.active:
+        if dry_run or self.filters.active:
             # A dry run writes nothing, and a filtered pass must not move the cursors past what it left out.
             self.book.save = lambda location: None  # type: ignore[method-assign]
 
@@ -80,7 +61,7 @@ class Importer:
             raise ReMeError(trouble)
         units = self.source.units(self.location)
         if processes > 1 and len(units) >= shares.WORTH_SHARING:
-            tally = shares.run_shared(self, units, processes, progress)
+            tally = shares.run_shared(self, units, processes, progress, import_slice)
         else:
             tally = self.run_units(units, progress)
         self.book.save(self.location)
@@ -195,3 +176,19 @@ def start_background(
     if importers:
         threading.Thread(target=run, name="reme-ingest", daemon=True).start()
     return stop
+
+
+def import_slice(
+    job: tuple[str, str, str, list[str], dict[str, Any], Filters, bool],
+) -> tuple[Tally, dict[str, Any], int]:
+    """In a worker: import one slice past the cursors it was given; nothing of the book is saved here."""
+
+    root, name, location, paths, cursors, filters, dry_run = job
+    ws = Workspace(Path(root))
+    importer = Importer(ws, get_source(name), Path(location), dry_run=dry_run, filters=filters)
+    importer.book = CursorBook(ws, name, load=False)
+    importer.book.entries = {key: value for key, value in cursors.items() if value is not None}
+    importer.book.save = lambda location: None  # type: ignore[method-assign]
+    tally = importer.run_units([Path(p) for p in paths])
+    moved = {key: value for key, value in importer.book.entries.items() if cursors.get(key) != value}
+    return tally, moved, len(paths)

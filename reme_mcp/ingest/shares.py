@@ -14,13 +14,30 @@ import multiprocessing
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reme_mcp.ingest.cursors import SAVE_EVERY
 from reme_mcp.ingest.model import Tally
 
 if TYPE_CHECKING:
-    from reme_mcp.ingest.runner import Filters, Importer
+    from reme_mcp.ingest.cursors import CursorBook
+    from reme_mcp.ingest.model import Filters
+    from reme_mcp.ingest.sources import Source
+    from reme_mcp.storage.workspace import Workspace
+
+
+class Sharing(Protocol):
+    """What of an importer a shared pass reads (the importer itself lives in runner.py, which calls this)."""
+
+    ws: Workspace
+    source: Source
+    location: Path
+    book: CursorBook
+    filters: Filters
+    dry_run: bool
+
+
+Worker = Callable[[tuple[str, str, str, list[str], dict[str, Any], "Filters", bool]], tuple[Tally, dict[str, Any], int]]
 
 # Below this many log files, starting workers costs more than it saves.
 WORTH_SHARING = 200
@@ -28,7 +45,11 @@ SLICE = 64
 
 
 def run_shared(
-    importer: Importer, units: list[Path], processes: int, progress: Callable[[int, int], None] | None
+    importer: Sharing,
+    units: list[Path],
+    processes: int,
+    progress: Callable[[int, int], None] | None,
+    worker: Worker,
 ) -> Tally:
     """Import `units` with `processes` workers; the importer's cursor book gets every cursor they moved."""
     slices = [units[at : at + SLICE] for at in range(0, len(units), SLICE)]
@@ -48,7 +69,7 @@ def run_shared(
     saved = time.monotonic()
     # spawn, not fork: the server runs threads, and a forked copy of a lock held elsewhere never opens.
     with multiprocessing.get_context("spawn").Pool(min(processes, len(slices))) as pool:
-        for share, cursors, count in pool.imap_unordered(_import_slice, jobs):
+        for share, cursors, count in pool.imap_unordered(worker, jobs):
             tally.merge(share)
             if not importer.dry_run:
                 for key, value in cursors.items():
@@ -60,23 +81,3 @@ def run_shared(
                 importer.book.save(importer.location)
                 saved = time.monotonic()
     return tally
-
-
-def _import_slice(
-    job: tuple[str, str, str, list[str], dict[str, Any], Filters, bool],
-) -> tuple[Tally, dict[str, Any], int]:
-    """In a worker: import one slice past the cursors it was given; nothing of the book is saved here."""
-    from reme_mcp.ingest.cursors import CursorBook
-    from reme_mcp.ingest.runner import Importer
-    from reme_mcp.ingest.sources import get_source
-    from reme_mcp.storage.workspace import Workspace
-
-    root, name, location, paths, cursors, filters, dry_run = job
-    ws = Workspace(Path(root))
-    importer = Importer(ws, get_source(name), Path(location), dry_run=dry_run, filters=filters)
-    importer.book = CursorBook(ws, name, load=False)
-    importer.book.entries = {key: value for key, value in cursors.items() if value is not None}
-    importer.book.save = lambda location: None  # type: ignore[method-assign]
-    tally = importer.run_units([Path(p) for p in paths])
-    moved = {key: value for key, value in importer.book.entries.items() if cursors.get(key) != value}
-    return tally, moved, len(paths)

@@ -130,11 +130,6 @@ def render_note(meta: dict[str, Any], content: str) -> str:
     return f"---\n{front}---\n{content.rstrip()}\n"
 
 
-def read_day_notes(ws: Workspace, day: str) -> list[NoteInfo]:
-    """The notes of one day, read from the files themselves, sorted by file name (day_notes.py)."""
-    return DayNotes(ws).notes(day)
-
-
 def _running(pid: int) -> bool:
     """Whether a process with this id exists (another may have been given a dead one's id: then its
     mark waits for the next warm-up after that one ends)."""

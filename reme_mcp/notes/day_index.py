@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.notes.day_notes import DayNotes, NoteInfo
+from reme_mcp.notes.day_notes import NoteInfo
 from reme_mcp.storage import swap
 from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, split_front_matter
 from reme_mcp.storage.workspace import Workspace
@@ -62,11 +62,6 @@ def render(day: str, notes: list[NoteInfo], kept: Layout | None) -> str:
         return f"{_fresh_front(day, description)}\n{block}"
     front = _with_description(kept.front, day, description) if kept.has_front else _fresh_front(day, description)
     return front + kept.before + block + kept.after
-
-
-def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> str:
-    """The day index for these notes, from the file's current text (None: there is none yet)."""
-    return render(day, notes, layout(existing) if existing is not None else None)
 
 
 @dataclass(frozen=True)
@@ -121,11 +116,6 @@ class DayIndexFile:
             _, kept = _parsed(taken, rel)
             current, on_disk, busy = rendered, data, True
         raise ReMeError(f"{rel} changed {MAX_MERGES} times while being refreshed: stop editing it and try again")
-
-
-def refresh_day_index(ws: Workspace, day: str, notes: list[NoteInfo] | None = None) -> Path:
-    """Rebuild one day's index block from the notes on disk (or `notes`). Call under the workspace's write lock."""
-    return DayIndexFile(ws).refresh(day, DayNotes(ws).notes(day) if notes is None else notes)
 
 
 def _parsed(raw: bytes | None, rel: str) -> tuple[str | None, Layout | None]:

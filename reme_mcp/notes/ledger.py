@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 
 from reme_mcp.storage.documents import body_hash, split_front_matter
-from reme_mcp.storage.workspace import Workspace, read_regular
+from reme_mcp.storage.files import read_regular
+from reme_mcp.storage.workspace import Workspace
 
 
 class Ledger:

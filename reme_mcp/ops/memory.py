@@ -17,13 +17,12 @@ from typing import Any
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import ChunkHit, MemoryIndex, exchange, ranking
-from reme_mcp.index.snippets import snippet
+from reme_mcp.index import ChunkHit, MemoryIndex
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import traverse
 from reme_mcp.ops.intake import NoteInput, check_input
-from reme_mcp.ops.models import (
+from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
     MAX_QUERY_CHARS,
@@ -31,6 +30,8 @@ from reme_mcp.ops.models import (
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
+)
+from reme_mcp.ops.models import (
     DailyListResult,
     DailyNote,
     Day,
@@ -52,7 +53,6 @@ from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
 
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
-MIN_SNIPPET_CHARS = 80
 
 
 class Memory:
@@ -90,18 +90,12 @@ class Memory:
         if not self.ws.root.is_dir():
             return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
         self.index.sync()
-        text = query[:MAX_QUERY_CHARS]
-        tokens = self.index.query_tokens(text)
-        hits, total = self.index.search(tokens, limit, start, end, prefix, ranking.phrase_pairs(text))
-        hits = [exchange.with_reply(hit, self.index.following) for hit in hits]
-        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
-        terms = frozenset(tokens)
-        results = [_search_hit(hit, terms, share) for hit in hits]
+        found = self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
         return SearchResult(
             query=shown_query(query),
-            results=[hit for hit, _ in results],
-            total_hits=max(total, len(results)),
-            truncated=any(cut for _, cut in results),
+            results=[_search_hit(hit, text) for hit, text, _ in found.hits],
+            total_hits=found.total,
+            truncated=any(cut for _, _, cut in found.hits),
         )
 
     def _prefix(self, prefix: str) -> str:
@@ -334,21 +328,17 @@ class Memory:
         return start_background(self.ws, list(sources), at_most=0.0)
 
 
-def _search_hit(hit: ChunkHit, terms: Collection[str], budget: int) -> tuple[SearchHit, bool]:
-    """A hit as the search result shows it, and whether its snippet was cut to the budget."""
-    text, cut = snippet(hit.content, terms, budget)
-    return (
-        SearchHit(
-            path=hit.path,
-            start_line=hit.start_line,
-            end_line=hit.end_line,
-            score=round(hit.score, 4),
-            name=escaped(hit.name),
-            description=escaped(hit.description),
-            date=hit.date,
-            snippet=boundary.wrap(text, "search"),
-        ),
-        cut,
+def _search_hit(hit: ChunkHit, snippet: str) -> SearchHit:
+    """A hit as the search result shows it: every string from the workspace escaped or inside the boundary."""
+    return SearchHit(
+        path=hit.path,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        score=round(hit.score, 4),
+        name=escaped(hit.name),
+        description=escaped(hit.description),
+        date=hit.date,
+        snippet=boundary.wrap(snippet, "search"),
     )
 
 

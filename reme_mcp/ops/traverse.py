@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from reme_mcp.ops.models import Direction, GraphEdge, GraphNode, TraverseResult
+from reme_mcp.ops.limits import Direction
+from reme_mcp.ops.models import GraphEdge, GraphNode, TraverseResult
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.workspace import PRIVATE_DIRS, Workspace
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -57,3 +58,18 @@ def take(path: Path, deadline: float, busy: Callable[[], ReMeError], prepare: Ca
         if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
             return fd
         os.close(fd)
+
+
+_IN_PROCESS: dict[str, threading.RLock] = {}
+_IN_PROCESS_GUARD = threading.Lock()
+
+
+def in_process(key: str) -> threading.RLock:
+    """The one in-process lock in front of the file lock `key`: threads of a process queue on it,
+    so only one of them polls the file lock (16 threads polling every 2 ms was most of a server's CPU).
+    Re-entrant, for a holder that takes the same lock again (an index commit that rebuilds)."""
+    with _IN_PROCESS_GUARD:
+        found = _IN_PROCESS.get(key)
+        if found is None:
+            found = _IN_PROCESS[key] = threading.RLock()
+        return found

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reme_mcp.storage.workspace import fsync_dir, open_regular, read_regular, rename_exchange
+from reme_mcp.storage.files import fsync_dir, open_regular, read_regular, rename_exchange
 
 MARK = "user.reme-mcp.swapped"
 # A save by someone else this recent means they may still be writing.

@@ -6,8 +6,8 @@ when the first tools/call is a `search` with plainly valid arguments, the front 
 from the shared Memory, in exactly the bytes the SDK writes: `handshake.json` holds the
 SDK's answer to a search per protocol version with the text and the structured result cut
 out (`cut_frame`), and the front fills them in with pydantic's serializer, the one the SDK
-writes with. The SDK still receives the request; its own answer is compared with the early
-one and dropped (EarlyAnswers.settle). Anything unusual is left to the SDK.
+writes with. A search answered here is not passed on: the SDK never sees it, so it runs
+once. Anything unusual is left to the SDK.
 
 On two cores the SDK's import would take the GIL from the search half the time, so the SDK
 waits its turn (`wait_for_sdk_turn`): it loads once a request needs it, once the early
@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from reme_mcp.faces.lazy_memory import LazyMemory
-from reme_mcp.faces.stdio.handshake import ENVELOPE_KEYS, PROTOCOL_VERSION_KEY, SEARCH_FRAME, EarlyAnswers
+from reme_mcp.faces.stdio.handshake import SEARCH_FRAME, EarlyAnswers, envelope_version
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
 
 FRAME_PREFIX = f"{SEARCH_FRAME}@"
@@ -39,7 +39,6 @@ QUIET = 0.1
 
 _INTS: dict[str, Limit] = {"limit": SEARCH_LIMIT, "max_chars": SEARCH_MAX_CHARS}
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_CAPABILITIES = frozenset({"roots", "sampling", "elicitation"})
 _MAX_ID = 2**53
 
 
@@ -81,23 +80,6 @@ def _kept_as_string(value: str) -> bool:
     except (ValueError, RecursionError):
         return True
     return isinstance(parsed, str | int | float)
-
-
-def _plain_envelope(meta: Any) -> bool:
-    """A 2026-07-28 request's `_meta`: just the envelope, with values the SDK accepts as sent."""
-    if not isinstance(meta, dict) or set(meta) != set(ENVELOPE_KEYS):
-        return False
-    info, capabilities = meta["io.modelcontextprotocol/clientInfo"], meta["io.modelcontextprotocol/clientCapabilities"]
-    if not isinstance(meta[PROTOCOL_VERSION_KEY], str) or not isinstance(info, dict):
-        return False
-    if not {"name", "version"} <= set(info) <= {"name", "version", "title"}:
-        return False
-    if not all(isinstance(v, str) for v in info.values()) or not isinstance(capabilities, dict):
-        return False
-    return all(
-        key in _CAPABILITIES and isinstance(value, dict) and all(isinstance(v, bool | dict) for v in value.values())
-        for key, value in capabilities.items()
-    )
 
 
 class EarlySearch:
@@ -182,7 +164,7 @@ class EarlySearch:
         """The protocol version this request is answered in, when the SDK is sure to agree."""
         meta = params.get("_meta")
         if self.answers.era == "modern":
-            return str(meta[PROTOCOL_VERSION_KEY]) if isinstance(meta, dict) and _plain_envelope(meta) else None
+            return envelope_version(meta, plain=True)
         return self.answers.negotiated if self.answers.era == "legacy" and meta is None else None
 
     def _render(self, request_id: int | str, frame: str, arguments: dict[str, Any]) -> bytes:
@@ -195,7 +177,6 @@ class EarlySearch:
         head, _, tail = frame.replace(STRUCTURED, structured).partition(TEXT)
         body = head + text + tail
         answer = f'{{"jsonrpc":"2.0","id":{to_json(request_id).decode()},{body}\n'.encode()
-        self.answers.answered(request_id, answer)
         return answer
 
 

@@ -5,7 +5,8 @@ SDK (running in a thread over a pair of pipes) and every SDK line back to the cl
 until the SDK has spoken, it also answers `initialize`, `tools/list` and
 `server/discover` from the SDK's recorded answers (reme_mcp/faces/stdio/handshake.py), and drops the
 SDK's later copy of those answers. A first `search` arriving before the SDK loads is
-answered early too, from the Memory the SDK then serves with (reme_mcp/faces/stdio/early_search.py).
+answered early too, from the Memory the SDK then serves with, and not passed on
+(reme_mcp/faces/stdio/early_search.py).
 Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/faces/stdio/wire.py instead.
 SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
 there is nothing to tidy up.
@@ -13,59 +14,18 @@ there is nothing to tidy up.
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from reme_mcp.config import Settings
 from reme_mcp.faces.lazy_memory import LazyMemory
 from reme_mcp.faces.stdio import early_search, handshake, wire
-
-if TYPE_CHECKING:
-    from reme_mcp.faces.server import MemoryServer
-
-
-def run_sdk(server: MemoryServer, sdk_in: int, sdk_out: int) -> None:
-    """Serve MCP with the SDK over two file descriptors, which it closes when the client is gone."""
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    reader = io.TextIOWrapper(os.fdopen(sdk_in, "rb"), encoding="utf-8", errors="replace")
-    writer = io.TextIOWrapper(os.fdopen(sdk_out, "wb"), encoding="utf-8", write_through=True)
-
-    async def main() -> None:
-        async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read, write):
-            lowlevel = server._lowlevel_server
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
-        server.finish()
-
-    try:
-        anyio.run(main)
-    finally:
-        reader.close()
-        writer.close()
-
-
-def converse(settings: Settings, lines: list[bytes]) -> list[bytes]:
-    """What the SDK alone writes back for these client lines on one fresh connection."""
-    from reme_mcp.faces.server import build_server
-
-    wanted = sum(1 for line in lines if b'"id"' in line)
-    sdk_in_r, sdk_in_w = os.pipe()
-    sdk_out_r, sdk_out_w = os.pipe()
-    thread = threading.Thread(target=run_sdk, args=(build_server(settings, warm_up=False), sdk_in_r, sdk_out_w))
-    thread.start()
-    with os.fdopen(sdk_in_w, "wb") as to_sdk, os.fdopen(sdk_out_r, "rb") as from_sdk:
-        to_sdk.write(b"".join(lines))
-        to_sdk.flush()
-        answers = [from_sdk.readline() for _ in range(wanted)]
-    thread.join()
-    return answers
+from reme_mcp.faces.stdio.sdk import run_sdk
 
 
 def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
@@ -153,10 +113,11 @@ def serve(settings: Settings) -> None:
                 send(refused)
                 continue
             reply = answers.reply(line) if answers is not None and not sdk_spoke.is_set() else None
-            if early is not None:
-                reply = reply or early.reply(line, answered=reply is not None)
-            if reply is not None:
-                send(reply)
+            searched = early.reply(line, answered=reply is not None) if early is not None else None
+            if reply is not None or searched is not None:
+                send(reply or searched or b"")
+            if searched is not None:
+                continue  # answered in full: the SDK would only run the search a second time
             try:
                 to_sdk.write(line)
                 to_sdk.flush()

@@ -5,7 +5,7 @@ protocol version), and hosts give a server little more than that: Codex starts i
 first turn after about 1 s, Hermes after 1.5 s, without the tools that were late. So
 `handshake.json` holds the exact lines the SDK writes for `initialize`, `tools/list` and
 `server/discover`, per protocol version, recorded from the SDK by `record()`
-(`python -m reme_mcp.faces.stdio.handshake` rewrites the file). The stdio front sends them while the
+(`python -m reme_mcp.faces.stdio.recorder` rewrites the file). The stdio front sends them while the
 SDK loads; the SDK still receives every message, and its own answer to a request that
 was answered early is compared with the early one and then dropped.
 
@@ -38,6 +38,39 @@ RECORDED_PREFIX = f'{{"jsonrpc":"2.0","id":{RECORDED_ID},'
 # The search whose answer, text and structured result cut out, the front fills in (early_search.py).
 SEARCH_FRAME = "tools/call:search"
 SEARCH_CALL: dict[str, Any] = {"name": "search", "arguments": {"query": "recorded frame"}}
+
+
+_CAPABILITIES = frozenset({"roots", "sampling", "elicitation"})
+
+
+def envelope_version(meta: Any, *, plain: bool = False) -> str | None:
+    """The protocol version of a 2026-07-28 request's `_meta` envelope, or None when it is not one.
+
+    `plain` asks for more: just the envelope, with values the SDK accepts exactly as sent
+    (what an answer built ahead of the SDK may rely on).
+    """
+    if not isinstance(meta, dict) or not all(isinstance(meta.get(key), str | dict) for key in ENVELOPE_KEYS):
+        return None
+    version = meta[PROTOCOL_VERSION_KEY]
+    if not isinstance(version, str):
+        return None
+    if plain and not _plain(meta):
+        return None
+    return version
+
+
+def _plain(meta: dict[str, Any]) -> bool:
+    info, capabilities = meta["io.modelcontextprotocol/clientInfo"], meta["io.modelcontextprotocol/clientCapabilities"]
+    if set(meta) != set(ENVELOPE_KEYS) or not isinstance(info, dict) or not isinstance(capabilities, dict):
+        return False
+    if not {"name", "version"} <= set(info) <= {"name", "version", "title"}:
+        return False
+    if not all(isinstance(v, str) for v in info.values()):
+        return False
+    return all(
+        key in _CAPABILITIES and isinstance(value, dict) and all(isinstance(v, bool | dict) for v in value.values())
+        for key, value in capabilities.items()
+    )
 
 
 def sdk_version() -> str | None:
@@ -93,10 +126,10 @@ class EarlyAnswers:
         if era != self.era or isinstance(request_id, bool) or not isinstance(request_id, int | str):
             return None
         if modern:
-            assert isinstance(meta, dict)
-            if not all(isinstance(meta.get(key), str | dict) for key in ENVELOPE_KEYS):
+            envelope = envelope_version(meta)
+            if envelope is None:
                 return None
-            version = str(meta[PROTOCOL_VERSION_KEY])
+            version = envelope
         else:
             version = "legacy"
         if method == "initialize" and not modern and self.negotiated is None:
@@ -106,10 +139,6 @@ class EarlyAnswers:
         if method == "tools/list" and set(params or {}) <= {"_meta"}:
             return f"tools/list@{version if modern else self.negotiated}"
         return None
-
-    def answered(self, request_id: Any, answer: bytes) -> None:
-        """Another early answer (the front's first search): the SDK's own copy of it is settled the same way."""
-        self.sent[json.dumps(request_id, ensure_ascii=False)] = answer
 
     def settle(self, line: bytes) -> tuple[bool, str | None]:
         """For a line the SDK wrote: (drop it?, the request id whose early answer it contradicts)."""
@@ -137,79 +166,3 @@ def load() -> EarlyAnswers | None:
         return EarlyAnswers(dict(recorded["answers"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _request(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    request: dict[str, Any] = {"jsonrpc": "2.0", "id": RECORDED_ID, "method": method}
-    if params is not None:
-        request["params"] = params
-    return request
-
-
-def envelope(version: str, client: str = "reme-mcp-recorder") -> dict[str, Any]:
-    return {
-        PROTOCOL_VERSION_KEY: version,
-        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-
-
-def conversations(client: str = "reme-mcp-recorder") -> dict[str, list[dict[str, Any]]]:
-    """Per recorded key, a connection's messages whose last request is the one recorded."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-
-    info = {"name": client, "version": "1"}
-    talks: dict[str, list[dict[str, Any]]] = {"server/discover@legacy": [_request("server/discover", {})]}
-    for version in HANDSHAKE_PROTOCOL_VERSIONS:
-        initialize = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
-        talks[f"initialize@{version}"] = [_request("initialize", initialize)]
-        opened = {**_request("initialize", initialize), "id": 0}
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        talks[f"tools/list@{version}"] = [opened, initialized, _request("tools/list")]
-        talks[f"{SEARCH_FRAME}@{version}"] = [opened, initialized, _request("tools/call", SEARCH_CALL)]
-    for version in MODERN_PROTOCOL_VERSIONS:
-        meta = {"_meta": envelope(version, client)}
-        talks[f"server/discover@{version}"] = [_request("server/discover", meta)]
-        talks[f"tools/list@{version}"] = [_request("tools/list", meta)]
-        talks[f"{SEARCH_FRAME}@{version}"] = [_request("tools/call", {**SEARCH_CALL, **meta})]
-    return talks
-
-
-def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
-    """Each key's answer body exactly as the SDK writes it, one fresh connection per key."""
-    import tempfile
-
-    from reme_mcp.config import load_settings
-    from reme_mcp.faces.stdio.front import converse
-
-    bodies: dict[str, str] = {}
-    with tempfile.TemporaryDirectory() as workspace:
-        settings = load_settings(workspace, "UTC")
-        # A workspace that does not exist: its search answers at once, without an index.
-        absent = load_settings(str(Path(workspace) / "absent"), "UTC")
-        for key, messages in conversations(client).items():
-            searching = key.startswith(SEARCH_FRAME)
-            lines = converse(absent if searching else settings, [json.dumps(m).encode() + b"\n" for m in messages])
-            answer = next(line.decode() for line in lines if line.startswith(RECORDED_PREFIX.encode()))
-            bodies[key] = answer.rstrip("\n")[len(RECORDED_PREFIX) :]
-            if searching:
-                bodies[key] = _search_frame(absent, bodies[key])
-    return bodies
-
-
-def _search_frame(settings: Any, body: str) -> str:
-    """The recorded search answer with the parts that vary per search cut out."""
-    from reme_mcp.faces.stdio.early_search import cut_frame
-    from reme_mcp.ops.memory import Memory
-
-    result = Memory(settings).search(**SEARCH_CALL["arguments"])
-    return cut_frame(body, result.render(), result.model_dump(mode="json"))
-
-
-def write() -> None:
-    recorded = {"reme_mcp": __version__, "mcp": sdk_version(), "answers": record()}
-    ANSWERS_FILE.write_text(json.dumps(recorded, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    write()
