@@ -24,6 +24,7 @@ from reme_mcp.faces.lazy_memory import LazyMemory
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_DATE_CHARS,
+    MAX_SUPERSEDES,
     MAX_TAGS,
     READ_MAX_CHARS,
     SEARCH_LIMIT,
@@ -202,10 +203,19 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
         request_id: Annotated[
             str | None, Field(description="Idempotency key: a retry with the same id stores nothing twice.")
         ] = None,
+        supersedes: Annotated[
+            list[str] | None,
+            Field(
+                description="Paths of notes this one replaces (a changed value, a correction, a retraction); "
+                "they are kept, and marked superseded in later results.",
+                max_length=MAX_SUPERSEDES,
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         """WRITES to long-term memory: stores a new daily note (daily/<date>/<name>.md) and refreshes that day's index.
 
-        Never overwrites or deletes anything; the same content or request_id is stored only once.
+        Never overwrites or deletes anything; the same content or request_id is stored only once, and recalled
+        text stored back is recognised as already kept. Pass supersedes when a fact changed.
         Refuses secrets. The note is searchable as soon as this returns."""
         result = await _run(
             memory.get().remember,
@@ -215,6 +225,7 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
             date=date,
             tags=tags,
             request_id=request_id,
+            supersedes=supersedes,
         )
         return _result(result, result.render())
 

@@ -31,21 +31,23 @@ from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
 from reme_mcp.index import exchange, ranking
+from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
-from reme_mcp.index.hits import ChunkHit, Found, chunk_hit
+from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, linking_to, query_tokens
-from reme_mcp.index.schema import FileRecord
+from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.index.snippets import snippet
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
+from reme_mcp.index.versions import current_versions, superseders
 from reme_mcp.index.whoosh_private import is_corruption
 from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.workspace import Workspace, file_kind
 
-__all__ = ["ChunkHit", "Found", "IndexState", "MemoryIndex"]
+__all__ = ["ChunkHit", "Found", "FoundHit", "IndexState", "MemoryIndex"]
 
 T = TypeVar("T")
 
@@ -53,6 +55,8 @@ T = TypeVar("T")
 CLEARED_ATTEMPTS = 8
 # No snippet is cut shorter than this, however many hits share the budget.
 MIN_SNIPPET_CHARS = 80
+# Hits found beyond the limit, so arranging (arrange.py) has the next ones to bring up.
+SPARE_FOR_ARRANGING = 5
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class MemoryIndex:
         self._batcher = CommitBatcher(batch, lambda: self._writer.waiting)
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
         self._phrase_texts = ranking.PhraseTexts()
+        self._superseders_of: tuple[tuple[int | None, int], dict[str, list[str]]] | None = None
 
     @property
     def folder(self) -> Path:
@@ -126,6 +131,10 @@ class MemoryIndex:
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
         return self._despite_clearing(lambda: self._sync.sync(force))
+
+    def ready(self) -> bool:
+        """Whether an index is on disk to search (a fresh workspace has none until its first search)."""
+        return self._store.exists()
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Build the whole index afresh from the files and swap it in; returns the chunk count."""
@@ -208,11 +217,46 @@ class MemoryIndex:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
         (exchange.py), each snippet cut around the match to an equal share of `max_chars`."""
         tokens = query_tokens(text)
-        hits, total = self.search(tokens, limit, start_date, end_date, path_prefix, ranking.phrase_pairs(text))
+        pairs = ranking.phrase_pairs(text)
+        hits, total = self.search(tokens, limit + SPARE_FOR_ARRANGING, start_date, end_date, path_prefix, pairs)
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
-        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+        arranged = arrange(hits, limit, self._superseders(), self._first_chunk)
+        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
         terms = frozenset(tokens)
-        return Found([(hit, *snippet(hit.content, terms, share)) for hit in hits], max(total, len(hits)))
+        finished = [FoundHit(a.hit, *snippet(a.hit.content, terms, share), a.superseded_by, a.newer) for a in arranged]
+        return Found(finished, max(total, len(finished)))
+
+    def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """For each path, the current notes that replace it (empty when it is current)."""
+        by_target = self._superseders()
+        return {path: current_versions(path, by_target) for path in paths}
+
+    def _superseders(self) -> dict[str, list[str]]:
+        """Path -> the notes naming it in their `supersedes`, from the records, once per commit."""
+        records = self.records()
+        key = (self._store.records_generation, len(records))
+        if self._superseders_of is None or self._superseders_of[0] != key:
+            pairs = ((r.path, r.supersedes) for r in records.values() if r.supersedes)
+            self._superseders_of = (key, superseders(pairs))
+        return self._superseders_of[1]
+
+    def _first_chunk(self, path: str) -> ChunkHit | None:
+        """A file's first chunk (a note the query did not find but a hit is replaced by)."""
+        if self.ws.entry(path) is None:
+            return None
+
+        def step(searcher: Searcher) -> ChunkHit | None:
+            chunks = [
+                (docnum, searcher.stored_fields(docnum))
+                for docnum in Term("path", path).docs(searcher)
+                if searcher.stored_fields(docnum).get("kind") != FILE_RECORD
+            ]
+            if not chunks:
+                return None
+            docnum, fields = min(chunks, key=lambda c: int(c[1].get("start_line") or 1))
+            return chunk_hit(fields, 0.0, docnum)
+
+        return self._read(step)
 
     def search(
         self,

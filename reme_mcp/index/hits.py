@@ -34,8 +34,19 @@ def chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHi
 
 
 @dataclass(frozen=True)
-class Found:
-    """A search's finished hits, best first: each with its snippet, cut to its share of the budget."""
+class FoundHit:
+    """A finished hit: its snippet cut to its share of the budget, and what the index knows of its currency."""
 
-    hits: list[tuple[ChunkHit, str, bool]]  # the hit, its snippet, whether the snippet was cut
+    hit: ChunkHit
+    snippet: str
+    cut: bool  # whether the snippet was cut to the budget
+    superseded_by: tuple[str, ...] = ()  # the current notes that replace this one (their front matter says so)
+    newer: tuple[str, ...] = ()  # newer hits that read as versions of the same fact (possibly outdated)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search's finished hits, best first, and how many chunks matched in all."""
+
+    hits: list[FoundHit]
     total: int

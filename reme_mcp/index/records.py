@@ -66,7 +66,7 @@ class RecordCache:
         try:
             data = json.loads(self.saved.read_text(encoding="utf-8"))
             return {
-                segid: {int(doc): FileRecord(path, stamp, name, desc, tuple(links), digest) for doc, path, stamp, name, desc, links, digest in rows}
+                segid: {int(doc): FileRecord(path, stamp, name, desc, tuple(links), digest, tuple(replaced)) for doc, path, stamp, name, desc, links, digest, replaced in rows}
                 for segid, rows in data["segments"].items()
             }  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -75,7 +75,8 @@ class RecordCache:
     def _save(self) -> None:
         rows = {
             segid: [
-                [doc, r.path, r.stamp, r.name, r.description, list(r.links), r.content_hash] for doc, r in held.items()
+                [doc, r.path, r.stamp, r.name, r.description, list(r.links), r.content_hash, list(r.supersedes)]
+                for doc, r in held.items()
             ]
             for segid, held in self._segments.items()
         }

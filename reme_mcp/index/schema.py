@@ -21,11 +21,12 @@ from whoosh.fields import ID, STORED, TEXT, Schema
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import ranking
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.versions import supersede_targets
 from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, Document, meta_text, parse_document, wikilinks
 from reme_mcp.storage.files import open_regular
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind, file_stamp, is_text_file, path_date
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FILE_RECORD = "__file__"
 
 
@@ -56,6 +57,7 @@ def build_schema() -> Schema:
         links=TEXT(analyzer=RegexTokenizer(r"[^\n]+"), phrase=False, stored=True),
         file_name=STORED,
         file_description=STORED,
+        supersedes=STORED,  # the paths the file's front matter says it replaces (versions.py)
     )
 
 
@@ -67,6 +69,7 @@ class FileRecord:
     description: str
     links: tuple[str, ...]
     content_hash: str = ""  # of the file's bytes, when they were read; "" when not (too big, unreadable)
+    supersedes: tuple[str, ...] = ()  # what its front matter says it replaces (versions.py)
 
 
 def _hide_day_index_block(text: str) -> str:
@@ -108,6 +111,7 @@ def file_documents(ws: Workspace, path: str) -> Iterator[dict[str, Any]]:
         "links": "\n".join(doc.links),
         "file_name": name,
         "file_description": description,
+        "supersedes": "\n".join(supersede_targets(doc.meta)),
     }
     folder_date = path_date(path)
     contexts = ranking.context_texts(doc.chunks, kind)
@@ -138,6 +142,7 @@ def file_record(fields: dict[str, Any]) -> FileRecord:
         fields.get("file_description") or "",
         links,
         fields.get("content_hash") or "",
+        tuple(x for x in str(fields.get("supersedes") or "").split("\n") if x),
     )
 
 

@@ -28,6 +28,7 @@ class NoteInput:
     day: str
     digest: str  # body_hash of the content
     request_hash: str | None  # never the request_id itself: it may be anything the client sends
+    supersedes: tuple[str, ...] = ()  # workspace paths of the notes this one replaces, checked by the caller
 
     def front_matter(self) -> dict[str, object]:
         """The note's front matter, in ReMe's key order."""
@@ -36,6 +37,9 @@ class NoteInput:
             meta["tags"] = self.tags
         if self.request_hash:
             meta[REQUEST_KEY] = self.request_hash
+        if self.supersedes:
+            # Wikilinks, as ReMe writes links in front matter: traverse follows them, ReMe keeps them.
+            meta["supersedes"] = [f"[[{path}]]" for path in self.supersedes]
         return meta
 
 

@@ -48,5 +48,6 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 100
 MAX_DESCRIPTION_CHARS = 1_000
 MAX_REQUEST_ID_CHARS = 200
+MAX_SUPERSEDES = 20  # notes one note may replace
 Direction = Literal["forward", "backward", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("forward", "backward", "both")

@@ -8,24 +8,26 @@ upkeep they need (warming up, rebuilding the index, the doctor's report) is here
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import ChunkHit, MemoryIndex
+from reme_mcp.index import FoundHit, MemoryIndex
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import traverse
+from reme_mcp.ops import echo, traverse
 from reme_mcp.ops.intake import NoteInput, check_input
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
     MAX_QUERY_CHARS,
+    MAX_SUPERSEDES,
     READ_MAX_CHARS,
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
@@ -53,6 +55,8 @@ from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
 
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
+# Notes compared with a remember's content to tell an echo of one (echo.py).
+ECHO_CANDIDATES = 5
 
 
 class Memory:
@@ -93,9 +97,9 @@ class Memory:
         found = self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
         return SearchResult(
             query=shown_query(query),
-            results=[_search_hit(hit, text) for hit, text, _ in found.hits],
+            results=[_search_hit(hit) for hit in found.hits],
             total_hits=found.total,
-            truncated=any(cut for _, _, cut in found.hits),
+            truncated=any(hit.cut for hit in found.hits),
         )
 
     def _prefix(self, prefix: str) -> str:
@@ -125,6 +129,7 @@ class Memory:
             metadata=_front_matter(text) if is_markdown(rel) else None,
             truncated=window.next_line is not None,
             next_line=window.next_line,
+            superseded_by=self._replacements([rel])[rel] if is_markdown(rel) else [],
         )
 
     # ---- traverse ----------------------------------------------------------------------------
@@ -165,20 +170,30 @@ class Memory:
             raise ReMeError("give either date or start_date/end_date, not both")
         out: list[Day] = []
         for day in self._days(date, start_date, end_date):
+            found = self.days.notes(day)
+            replaced = self._replacements(n.path for n in found)
             notes = [
                 DailyNote(
                     path=n.path,
                     name=escaped(meta_text(n.meta, "name")),
                     description=escaped(meta_text(n.meta, "description")),
                     session_id=meta_text(n.meta, "session_id") or None,
+                    superseded_by=replaced[n.path],
                 )
-                for n in self.days.notes(day)
+                for n in found
             ]
             if notes or date is not None:
                 out.append(Day(date=day, notes=notes))
             if len(out) >= limit:
                 break
         return DailyListResult(days=out)
+
+    def _replacements(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """For each path, the notes that supersede it, as the index knows them (none without an index)."""
+        wanted = list(paths)
+        if not wanted or not self.index.ready():
+            return {path: [] for path in wanted}
+        return self.index.superseded_by(wanted)
 
     def _days(self, date: str | None, start_date: str | None, end_date: str | None) -> list[str]:
         """One asked-for day ("" is today), or the days with notes in a range, newest first."""
@@ -197,12 +212,17 @@ class Memory:
         date: str | None = None,
         tags: list[str] | None = None,
         request_id: str | None = None,
+        supersedes: list[str] | None = None,
     ) -> RememberResult:
         """Store a durable fact as a ReMe daily note; searchable before this returns.
 
         The note file is the commit point: it carries the request's hash, and its body is
         the content, so a retry finds it on disk whatever later step failed (day index,
         ledger, index commit) and completes those steps instead of writing a second note.
+
+        `supersedes`: the notes this one replaces (a correction, a newer value, a retraction);
+        they are named in its front matter and never touched. Content that only echoes a note
+        already kept (recalled text stored back) is not stored again (echo.py).
         """
         note = check_input(
             content,
@@ -213,6 +233,7 @@ class Memory:
             request_id,
             self.settings.max_note_chars,
         )
+        note = dataclasses.replace(note, supersedes=self._replaced(supersedes or []))
         try:
             return self._remember(note)
         except OSError as exc:
@@ -227,6 +248,9 @@ class Memory:
             if previous is not None:
                 day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
                 return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
+            echo = self._echo(note)
+            if echo is not None:
+                return echo
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
             day_index = self._finish(rel, note.day, note, after_write=True)
         try:
@@ -248,6 +272,43 @@ class Memory:
             indexed = self.index.find_body(note.digest)
             found = indexed if indexed and indexed.startswith("daily/") and self.ws.entry(indexed) else None
         return found
+
+    def _replaced(self, paths: list[str]) -> tuple[str, ...]:
+        """The notes a new note supersedes, each an existing Markdown file inside the workspace."""
+        if len(paths) > MAX_SUPERSEDES:
+            raise ReMeError(f"supersedes names {len(paths)} notes: at most {MAX_SUPERSEDES}")
+        found: list[str] = []
+        for path in paths:
+            rel = self.ws.relative(self.ws.contained_path(str(path)))
+            if not is_markdown(rel) or self.ws.entry(rel) is None:
+                raise ReMeError(
+                    f"supersedes: {escaped(rel)} is not a note in this workspace; pass paths that search or remember returned"
+                )
+            found.append(rel)
+        return tuple(dict.fromkeys(found))
+
+    def _echo(self, note: NoteInput) -> RememberResult | None:
+        """The answer for content that adds nothing to a note already kept (echo.py), else None.
+
+        A note that supersedes others is a correction, never an echo. The search reads the last
+        commit without waiting for writes still batched: a copy of a note stored a moment ago is
+        caught by the exact check before this.
+        """
+        if note.supersedes or not self.index.ready():
+            return None
+        found = self.index.find(echo.core(note.content)[:MAX_QUERY_CHARS], ECHO_CANDIDATES)
+        kept = echo.echoed(note.content, found.hits)
+        if kept is None:
+            return None
+        day = kept.hit.path.split("/")[1] if kept.hit.path.startswith("daily/") else None
+        return RememberResult(
+            path=kept.hit.path,
+            created=False,
+            duplicate_of=kept.hit.path,
+            day_index=f"daily/{day}.md" if day else "",
+            superseded_by=list(kept.superseded_by),
+            possibly_outdated_by=list(kept.newer),
+        )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
         """The steps after the note: day index and ledger; a failure names the stored note."""
@@ -328,8 +389,9 @@ class Memory:
         return start_background(self.ws, list(sources), at_most=0.0)
 
 
-def _search_hit(hit: ChunkHit, snippet: str) -> SearchHit:
+def _search_hit(found: FoundHit) -> SearchHit:
     """A hit as the search result shows it: every string from the workspace escaped or inside the boundary."""
+    hit = found.hit
     return SearchHit(
         path=hit.path,
         start_line=hit.start_line,
@@ -338,7 +400,9 @@ def _search_hit(hit: ChunkHit, snippet: str) -> SearchHit:
         name=escaped(hit.name),
         description=escaped(hit.description),
         date=hit.date,
-        snippet=boundary.wrap(snippet, "search"),
+        snippet=boundary.wrap(found.snippet, "search"),
+        superseded_by=list(found.superseded_by),
+        possibly_outdated_by=list(found.newer),
     )
 
 

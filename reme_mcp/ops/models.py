@@ -54,6 +54,14 @@ class SearchHit(_Result):
     description: str | None = Field(default=None, description="Front-matter description, where present.")
     date: str | None = Field(default=None, description="The note's date (YYYY-MM-DD), where known.")
     snippet: str = Field(description="The matching text, cut to the budget, inside <reme-context>.")
+    superseded_by: list[str] = Field(
+        default_factory=list,
+        description="The notes that replace this one (their front matter says so); empty when it is current.",
+    )
+    possibly_outdated_by: list[str] = Field(
+        default_factory=list,
+        description="Newer notes that read as another version of the same fact; a hint, not a correction.",
+    )
 
 
 class SearchResult(_Result):
@@ -71,11 +79,19 @@ class SearchResult(_Result):
             # Name and description are memory text: they go inside the hit's boundary.
             label = " - ".join(x for x in (hit.name, hit.description) if x)
             when = f" ({hit.date})" if hit.date else ""
-            lines.append(f"{i}. {one_line(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}")
+            lines.append(f"{i}. {one_line(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{_currency(hit)}")
             lines.append(inside(hit.snippet, label) if label else hit.snippet)
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
         return "\n".join(lines)
+
+
+def _currency(hit: SearchHit) -> str:
+    if hit.superseded_by:
+        return f" [superseded by {', '.join(one_line(p) for p in hit.superseded_by)}]"
+    if hit.possibly_outdated_by:
+        return f" [possibly outdated: newer {', '.join(one_line(p) for p in hit.possibly_outdated_by)}]"
+    return ""
 
 
 class ReadResult(_Result):
@@ -87,9 +103,14 @@ class ReadResult(_Result):
     metadata: dict[str, Any] | None = Field(default=None, description="Front matter, where the file has it.")
     truncated: bool
     next_line: int | None = Field(default=None, description="Where to continue reading when truncated.")
+    superseded_by: list[str] = Field(
+        default_factory=list, description="The notes that replace this one; empty when it is current."
+    )
 
     def render(self) -> str:
         head = f"{one_line(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        if self.superseded_by:
+            head += f" [superseded by {', '.join(one_line(p) for p in self.superseded_by)}]"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
         return f"{head}\n{self.content}{tail}"
 
@@ -137,6 +158,9 @@ class DailyNote(_Result):
     name: str | None = None
     description: str | None = None
     session_id: str | None = None
+    superseded_by: list[str] = Field(
+        default_factory=list, description="The notes that replace this one; empty when it is current."
+    )
 
 
 class Day(_Result):
@@ -155,7 +179,8 @@ class DailyListResult(_Result):
             lines.append(f"{day.date}: {len(day.notes)} note(s)")
             for note in day.notes:
                 label = " - ".join(x for x in (note.name, note.description) if x)
-                lines.append(f"  {note.path} {label}".rstrip())
+                replaced = f" [superseded by {', '.join(note.superseded_by)}]" if note.superseded_by else ""
+                lines.append(f"  {note.path}{replaced} {label}".rstrip())
         return wrap("\n".join(lines), "daily_list")
 
 
@@ -164,11 +189,22 @@ class RememberResult(_Result):
     created: bool = Field(description="False when nothing changed (a retry or the same content).")
     duplicate_of: str | None = Field(default=None, description="The note already holding this request or content.")
     day_index: str = Field(description="The day index file refreshed for the note's date.")
+    superseded_by: list[str] = Field(
+        default_factory=list, description="When the note already holding it is superseded: the current notes."
+    )
+    possibly_outdated_by: list[str] = Field(
+        default_factory=list, description="Newer notes that read as another version of the same fact."
+    )
 
     def render(self) -> str:
         if self.created:
             return f"Stored {one_line(self.path)} (day index {one_line(self.day_index)} refreshed)."
-        return f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
+        said = f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
+        if self.superseded_by:
+            said += f" That note is superseded by {', '.join(one_line(p) for p in self.superseded_by)}: read it for what is true now."
+        elif self.possibly_outdated_by:
+            said += f" A newer note may replace it: {', '.join(one_line(p) for p in self.possibly_outdated_by)}."
+        return said
 
 
 class IndexReport(_Result):

@@ -1,0 +1,148 @@
+"""Arranging a search's hits so the list shows the whole picture, and what is true now first.
+
+Scoring ranks chunks one by one; the answer is a list. Four steps look at the list as a whole:
+
+1. Neighbours merge: hits of one file whose lines touch become one range (evidence sits beside
+   evidence in a dialog; moving a neighbour down instead cost LoCoMo 11 points of any@5).
+2. One file does not fill the list: another region of a file already shown stays only when it
+   scores near that file's best; weaker repeats go behind the other files' hits.
+3. A curated note (a daily note, a digest) comes before a raw dialog hit that merely repeats it.
+4. Versions (versions.py): a superseded note comes right after the note that replaces it (which is
+   brought into the list if the query missed it), and of two hits that read as versions of one fact
+   the newer comes first and the older is marked as possibly outdated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.hits import ChunkHit
+from reme_mcp.index.versions import current_versions, same_fact
+
+# A second region of a file stays in place when it scores at least this share of the file's best.
+REPEAT_SHARE = 0.7
+# A curated note goes before a dialog hit holding this share of the note's words.
+REPEATED_SHARE = 0.6
+DIALOG_SUFFIX = ".jsonl"
+
+
+@dataclass(frozen=True)
+class Arranged:
+    hit: ChunkHit
+    superseded_by: tuple[str, ...] = ()  # the current notes replacing it (explicit)
+    newer: tuple[str, ...] = ()  # newer hits stating the same fact with other values (implicit)
+
+
+def arrange(
+    hits: list[ChunkHit],
+    limit: int,
+    by_target: Mapping[str, list[str]],
+    chunk_of: Callable[[str], ChunkHit | None],
+) -> list[Arranged]:
+    """The hits in the order they are shown, at most `limit`; `by_target` is versions.superseders's map,
+    `chunk_of(path)` a file's first chunk (for a replacement the query did not find)."""
+    merged = _spread(_merge_neighbours(hits))
+    merged = _curated_first(merged)
+    arranged = _explicit_versions(merged, by_target, chunk_of)
+    return _implicit_versions(arranged)[:limit]
+
+
+def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
+    out: list[ChunkHit] = []
+    for hit in hits:
+        for i, kept in enumerate(out):
+            if kept.path == hit.path and hit.start_line <= kept.end_line + 1 and kept.start_line <= hit.end_line + 1:
+                first, second = (kept, hit) if kept.start_line <= hit.start_line else (hit, kept)
+                inside = second.end_line <= first.end_line
+                content = first.content if inside else f"{first.content}\n{second.content}"
+                out[i] = replace(
+                    kept,
+                    start_line=first.start_line,
+                    end_line=max(first.end_line, second.end_line),
+                    content=content,
+                )
+                break
+        else:
+            out.append(hit)
+    return out
+
+
+def _spread(hits: list[ChunkHit]) -> list[ChunkHit]:
+    best: dict[str, float] = {}
+    kept: list[ChunkHit] = []
+    later: list[ChunkHit] = []
+    for hit in hits:
+        top = best.setdefault(hit.path, hit.score)
+        (kept if hit.score >= REPEAT_SHARE * top or top <= 0 else later).append(hit)
+    return kept + later
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(t.text for t in memory_analyzer()(text, mode="query"))
+
+
+def _curated_first(hits: list[ChunkHit]) -> list[ChunkHit]:
+    out = list(hits)
+    for note in [h for h in hits if not h.path.endswith(DIALOG_SUFFIX)]:
+        words = _words(note.content)
+        if not words:
+            continue
+        at = out.index(note)
+        for i, other in enumerate(out[:at]):
+            if other.path.endswith(DIALOG_SUFFIX) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
+                out.insert(i, out.pop(at))
+                break
+    return out
+
+
+def _explicit_versions(
+    hits: list[ChunkHit], by_target: Mapping[str, list[str]], chunk_of: Callable[[str], ChunkHit | None]
+) -> list[Arranged]:
+    out = [Arranged(hit, tuple(current_versions(hit.path, by_target))) for hit in hits]
+    i = 0
+    while i < len(out):
+        old = out[i]
+        for head in old.superseded_by:
+            at = next((j for j, a in enumerate(out) if a.hit.path == head), None)
+            if at is not None and at > i:
+                out.insert(i, out.pop(at))
+                i += 1
+            elif at is None:
+                found = chunk_of(head)
+                if found is not None:
+                    out.insert(i, Arranged(replace(found, score=old.hit.score)))
+                    i += 1
+        i += 1
+    return out
+
+
+def _implicit_versions(out: list[Arranged]) -> list[Arranged]:
+    i = 0
+    while i < len(out):
+        older = out[i]
+        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX):
+            i += 1  # a dialog is what was said at the time, not a kept statement of a fact
+            continue
+        newer = [
+            j
+            for j in range(len(out))
+            if j != i
+            and not out[j].superseded_by
+            and (out[j].hit.date or "") > older.hit.date
+            and out[j].hit.path != older.hit.path
+            and not out[j].hit.path.endswith(DIALOG_SUFFIX)
+            and same_fact(older.hit.content, out[j].hit.content)
+        ]
+        if not newer:
+            i += 1
+            continue
+        out[i] = replace(older, newer=tuple(sorted({out[j].hit.path for j in newer})))
+        below = sorted((j for j in newer if j > i), reverse=True)
+        moved = [out.pop(j) for j in below]
+        for entry in sorted(moved, key=lambda a: a.hit.date or "", reverse=True):
+            out.insert(i, entry)
+        if not moved:
+            i += 1  # else look again from the newest moved up: it may have a newer version still
+    return out
