@@ -234,7 +234,8 @@ def same_fact(older: str, newer: str) -> bool:
         return False
     words_a, values_a = _shape(older)
     words_b, values_b = _shape(newer)
-    shared = words_a & words_b
+    # Numbers alone say nothing of the subject ("555" in two phone numbers): they count only as values.
+    shared = {w for w in words_a & words_b if not w.isdigit()}
     if len(shared) < MIN_SHARED_WORDS or len(shared) < MIN_SHARED_SHARE * min(len(words_a), len(words_b)):
         return False
     if words_b <= words_a and values_b <= values_a:
