@@ -170,23 +170,26 @@ class Memory:
             raise ReMeError("give either date or start_date/end_date, not both")
         out: list[Day] = []
         for day in self._days(date, start_date, end_date):
-            found = self.days.notes(day)
-            replaced = self._replacements(n.path for n in found)
-            notes = [
-                DailyNote(
-                    path=n.path,
-                    name=escaped(meta_text(n.meta, "name")),
-                    description=escaped(meta_text(n.meta, "description")),
-                    session_id=meta_text(n.meta, "session_id") or None,
-                    superseded_by=replaced[n.path],
-                )
-                for n in found
-            ]
+            notes = self._day_notes(day)
             if notes or date is not None:
                 out.append(Day(date=day, notes=notes))
             if len(out) >= limit:
                 break
         return DailyListResult(days=out)
+
+    def _day_notes(self, day: str) -> list[DailyNote]:
+        found = self.days.notes(day)
+        replaced = self._replacements(n.path for n in found)
+        return [
+            DailyNote(
+                path=n.path,
+                name=escaped(meta_text(n.meta, "name")),
+                description=escaped(meta_text(n.meta, "description")),
+                session_id=meta_text(n.meta, "session_id") or None,
+                superseded_by=replaced[n.path],
+            )
+            for n in found
+        ]
 
     def _replacements(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the notes that supersede it, as the index knows them (none without an index)."""
