@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from reme_mcp import process
 from reme_mcp.config import Settings, load_settings
 from reme_mcp.notes.day_index import DayIndexFile, layout, render
 from reme_mcp.notes.day_notes import DayNotes, NoteInfo
@@ -142,3 +143,7 @@ def render_day_index(day: str, notes: list[NoteInfo], existing: str | None) -> s
 def refresh_day_index(ws: Workspace, day: str) -> Path:
     """What `remember` does after writing a note: the day's block rebuilt from the notes on disk."""
     return DayIndexFile(ws).refresh(day, DayNotes(ws).notes(day))
+
+
+# As the reme-mcp command does for its process: in-process tests replace day indexes under leases too.
+process.ignore_lease_breaks()

@@ -8,7 +8,7 @@ never one beside or above it:
     ops                                  the memory operations, their models and limits
     notes | index | ingest               daily notes and ledger | the derived index | session logs
     storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
-    config                               the one configuration object
+    config | process                     the one configuration object | the process's signal dispositions
     errors                               the one error type
 
 Besides:
@@ -49,10 +49,11 @@ LAYERS = {
     "storage": 3,
     "safety": 3,
     "config": 2,
+    "process": 2,  # the signal dispositions a command sets for its process
     "errors": 1,
     "": 0,  # the package itself: its version, and the lazily loaded public names
 }
-FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "ingest.cli", "")
+FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "process", "ingest.cli", "")
 
 
 def layer(name: str) -> str:

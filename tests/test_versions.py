@@ -44,7 +44,9 @@ async def test_a_superseded_note_is_marked_and_ranks_below_its_replacement(tmp_p
             "2026-04-01",
             supersedes=[first],
         )
-        third = await remember(client, "Correction: the billing topic is invoices-v3.", "2026-05-01", supersedes=[second])
+        third = await remember(
+            client, "Correction: the billing topic is invoices-v3.", "2026-05-01", supersedes=[second]
+        )
         _, data, text = await call(client, "search", {"query": "billing queue Kafka topic", "limit": 5})
         paths = [hit["path"] for hit in data["results"]]
         assert paths[0] == third  # the end of the chain first, although the query's words favour the first
@@ -100,7 +102,9 @@ async def test_a_hand_written_supersedes_survives_a_rebuild(tmp_path: Path) -> N
 
 async def test_versions_without_a_hint_put_the_newest_first_and_mark_the_older(tmp_path: Path) -> None:
     async with client_for(tmp_path) as client:
-        old = await remember(client, "The nightly build machine for the Android app is Jenkins on host ci-7.", "2026-02-01")
+        old = await remember(
+            client, "The nightly build machine for the Android app is Jenkins on host ci-7.", "2026-02-01"
+        )
         new = await remember(client, "The nightly build for the Android app now runs on host ci-12.", "2026-03-10")
         other = await remember(client, "The nightly build machine for the iOS app is Jenkins too.", "2026-01-01")
         _, data, text = await call(client, "search", {"query": "nightly build machine Android app Jenkins host"})
@@ -154,7 +158,9 @@ async def test_recalled_text_stored_back_answers_with_the_note(tmp_path: Path) -
         assert data["duplicate_of"] == old and data["superseded_by"] == [new] and new in text
         # Anything new is an update, stored: a new value, or one more word.
         await remember(client, "The VPN gateway for the Berlin office is now vpn-ber-6.", "2026-05-01")
-        await remember(client, "Recalled: The VPN gateway for the Berlin office is now vpn-ber-5, plus IPv6.", "2026-05-02")
+        await remember(
+            client, "Recalled: The VPN gateway for the Berlin office is now vpn-ber-5, plus IPv6.", "2026-05-02"
+        )
 
 
 async def test_one_long_file_does_not_fill_the_list(tmp_path: Path) -> None:

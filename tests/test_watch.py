@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from reme_mcp.config import load_settings
+from reme_mcp.index import MemoryIndex
 from reme_mcp.index.watch import file_system_type
 from reme_mcp.ops.memory import Memory
 from tests.conftest import make_reme_workspace
@@ -59,7 +60,8 @@ class Walks:
 def watched(tmp_path: Path) -> tuple[Memory, Walks]:
     root = make_reme_workspace(tmp_path / "ws")
     memory = Memory(load_settings(str(root), "UTC"))
-    memory.index.watch_after = 0.0  # as a large workspace would: the feed from the first scan on
+    # As a large workspace would: the feed from the first scan on.
+    memory.index = MemoryIndex(memory.ws, watch_after=0.0, home=memory.settings.index_home)
     memory.search("warm up")  # builds the index
     memory.search("warm up")  # a plain scan, after which the feed starts
     memory.search("warm up")  # the walk that sets the watches
@@ -144,8 +146,8 @@ def test_a_folder_behind_a_symlink_turns_the_feed_off(tmp_path: Path) -> None:
     (root / "digest").mkdir(exist_ok=True)
     (root / "digest" / "linked").symlink_to(root / ".shelf", target_is_directory=True)
     memory = Memory(load_settings(str(root), "UTC"))
-    memory.index.watch_after = 0.0
-    memory.index.max_scan_interval = 0.0  # scan before every search, however long this machine takes
+    # The feed as soon as it can start, and a scan before every search however long this machine takes.
+    memory.index = MemoryIndex(memory.ws, max_scan_interval=0.0, watch_after=0.0, home=memory.settings.index_home)
     for _ in range(3):
         memory.search("warm up")
     # One folder under two names: the feed would misplace events, so it is off.

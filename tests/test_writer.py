@@ -24,11 +24,12 @@ def _found(index: MemoryIndex, text: str) -> list[str]:
     return [hit.path for hit in index.search(query_tokens(text), 5)[0]]
 
 
-def test_write_files_indexes_changed_and_drops_gone_files(index: MemoryIndex) -> None:
+def test_written_files_are_indexed_and_gone_ones_dropped(index: MemoryIndex) -> None:
     root = index.ws.root
     (root / "digest" / "wiki" / "kelp.md").write_text("Kelp forests grow fast.\n", encoding="utf-8")
     (root / "digest" / "wiki" / "deploy.md").unlink()
-    index.write_files(["digest/wiki/kelp.md", "digest/wiki/deploy.md"])
+    index.written(["digest/wiki/kelp.md", "digest/wiki/deploy.md"])
+    index.flush()
     assert _found(index, "kelp forests") == ["digest/wiki/kelp.md"]
     assert "digest/wiki/deploy.md" not in index.records()
 
@@ -37,7 +38,8 @@ def test_paths_leading_outside_are_dropped_never_read(
     index: MemoryIndex, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     (tmp_path / "secret.md").write_text("zqsecret outside\n", encoding="utf-8")
-    index.write_files(["../secret.md", str(tmp_path / "secret.md"), "metadata/x.md"])
+    index.written(["../secret.md", str(tmp_path / "secret.md"), "metadata/x.md"])
+    index.flush()
     assert _found(index, "zqsecret") == []
     assert caplog.text.count("not indexing") == 3
 

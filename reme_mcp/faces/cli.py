@@ -8,14 +8,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from reme_mcp import __version__
+from reme_mcp import __version__, process
 from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
@@ -284,8 +283,5 @@ def skill_install(host: str | None, directory: str | None) -> None:
 
 
 def main() -> None:
-    if hasattr(signal, "SIGIO"):
-        # The day index is replaced under a file lease (reme_mcp/storage/swap.py); someone opening it
-        # meanwhile breaks the lease with SIGIO, whose default action would end this process.
-        signal.signal(signal.SIGIO, signal.SIG_IGN)
+    process.ignore_lease_breaks()
     cli(prog_name="reme-mcp")

@@ -35,7 +35,7 @@ from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
-from reme_mcp.index.query import best_chunks, file_with_body, filters, linking_to, query_tokens
+from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
 from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.index.snippets import snippet
@@ -110,24 +110,6 @@ class MemoryIndex:
         """Whether sync follows the kernel's change feed instead of walking the workspace."""
         return self._sync.view.watching
 
-    @property
-    def watch_after(self) -> float:
-        """Seconds a walk may cost before the change feed replaces it (sync.py)."""
-        return self._sync.watch_after
-
-    @watch_after.setter
-    def watch_after(self, seconds: float) -> None:
-        self._sync.watch_after = seconds
-
-    @property
-    def max_scan_interval(self) -> float:
-        """The longest a search may reuse the last walk of a workspace that has no change feed."""
-        return self._sync.max_scan_interval
-
-    @max_scan_interval.setter
-    def max_scan_interval(self, seconds: float) -> None:
-        self._sync.max_scan_interval = seconds
-
     def sync(self, force: bool = False) -> int:
         """Bring the index up to date with the files; returns how many files were (re)indexed or dropped."""
         return self._despite_clearing(lambda: self._sync.sync(force))
@@ -147,10 +129,6 @@ class MemoryIndex:
     def records(self) -> dict[str, FileRecord]:
         """Every file the index holds, by path."""
         return self._despite_clearing(self._store.records)
-
-    def write_files(self, paths: Iterable[str]) -> None:
-        """Re-index these files now (dropping those that are gone), in one commit."""
-        self._writer.write_files(paths)
 
     def written(self, paths: Iterable[str]) -> None:
         """These files were just written: every later search finds them, the commit is batched (reme_mcp/storage/batching.py).
@@ -307,10 +285,6 @@ class MemoryIndex:
     def find_body(self, body_hash: str) -> str | None:
         """A file whose body is this content, if the index holds one."""
         return self._read(lambda searcher: file_with_body(self.ws, searcher, body_hash))
-
-    def backlinks(self, path: str) -> list[str]:
-        """Files that link to `path`."""
-        return self._read(lambda searcher: linking_to(searcher, path))
 
     def _read(self, step: Callable[[Searcher], T]) -> T:
         """Run a read on the latest searcher; a file found damaged while reading is rebuilt, then read again."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import queue
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ from whoosh import index as whoosh_index
 
 from reme_mcp.index.bulk_writer import BulkWriter
 from reme_mcp.index.schema import FILE_RECORD, build_schema, file_documents
+from reme_mcp.storage import children
 from reme_mcp.storage.workspace import FileEntry, Workspace
 
 __all__ = ["build_index"]
@@ -124,48 +124,27 @@ def _processes(entries: Sequence[FileEntry]) -> int:
 
 # ---- worker processes ---------------------------------------------------------------------------
 #
-# A worker is `python -c "...; _worker_main()"`, not a multiprocessing child:
-# multiprocessing's spawn re-runs the parent's main script in the child, which
-# breaks any host program without an `if __name__ == "__main__"` guard. The
-# job goes down the worker's stdin, which then stays open as its lifeline;
-# progress and the result come back on its stdout, pickled. The worker imports
-# this very package: its folder is put on the worker's path if not there already.
-
-_WORKER_CODE = (
-    "import sys; sys.argv[1] in sys.path or sys.path.insert(0, sys.argv[1]); "
-    "from reme_mcp.index.build import _worker_main; _worker_main()"
-)
+# A worker is `python -m reme_mcp.index.build_worker` (storage/children.py). The job goes down its
+# stdin, which then stays open as its lifeline; progress and the result come back on its stdout.
 
 
-def _worker_main() -> None:
+def worker_main() -> None:
     """A build worker: one share of the files into segments; it dies with its parent."""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # a stray print goes to stderr, never into the messages
-    job = pickle.load(sys.stdin.buffer)
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
-
-    def send(message: Any) -> None:
-        pickle.dump(message, out)
-        out.flush()
-
+    job = children.receive(sys.stdin.buffer)
+    out = children.claim_stdout()
+    children.exit_with_parent()
     try:
         root, paths, directory, share, segment_postings = job
-        segments, chunks = _build_share(root, paths, directory, share, segment_postings, lambda: send(_FILE_DONE))
-        send(("done", segments, chunks))
+        segments, chunks = _build_share(
+            root, paths, directory, share, segment_postings, lambda: children.send(out, _FILE_DONE)
+        )
+        children.send(out, ("done", segments, chunks))
     except BaseException as exc:
         traceback.print_exc()  # the whole story goes to stderr, the server's log
         with contextlib.suppress(BaseException):
-            send(("failed", traceback.format_exception_only(exc)[-1].strip()))
+            children.send(out, ("failed", traceback.format_exception_only(exc)[-1].strip()))
         os._exit(1)
     os._exit(0)  # everything is written; skip tearing down a heap of postings
-
-
-def _exit_with_parent() -> None:
-    """The parent never writes after the job: end of file on stdin means it is gone (even SIGKILLed)."""
-    with contextlib.suppress(OSError):
-        while os.read(0, 4096):  # the raw descriptor: never hold the buffered reader's lock
-            pass
-    os._exit(1)
 
 
 _FILE_DONE = "file"
@@ -174,9 +153,9 @@ _FILE_DONE = "file"
 def _read_messages(share: int, worker: subprocess.Popen[bytes], events: queue.SimpleQueue[Any]) -> None:
     assert worker.stdout is not None
     try:
-        with contextlib.suppress(EOFError, OSError, ValueError, pickle.UnpicklingError):
+        with contextlib.suppress(EOFError):
             while True:
-                events.put((share, pickle.load(worker.stdout)))
+                events.put((share, children.receive(worker.stdout)))
     finally:
         events.put((share, None))  # the end of this worker's messages, however it came
 
@@ -184,7 +163,6 @@ def _read_messages(share: int, worker: subprocess.Popen[bytes], events: queue.Si
 def _build_in_workers(
     ws: Workspace, shares: list[list[str]], directory: Path, segment_postings: int, on_file: Callable[[], None]
 ) -> tuple[list[Any], int]:
-    package_root = str(Path(__file__).resolve().parents[2])
     events: queue.SimpleQueue[Any] = queue.SimpleQueue()
     workers: list[subprocess.Popen[bytes]] = []
     readers: list[threading.Thread] = []
@@ -192,13 +170,10 @@ def _build_in_workers(
     chunks = 0
     try:
         for share, paths in enumerate(shares):
-            worker = subprocess.Popen(
-                [sys.executable, "-c", _WORKER_CODE, package_root], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            )
+            worker = children.start("reme_mcp.index.build_worker")
             workers.append(worker)
             assert worker.stdin is not None
-            pickle.dump((ws.root, paths, directory, share, segment_postings), worker.stdin)
-            worker.stdin.flush()
+            children.send(worker.stdin, (ws.root, paths, directory, share, segment_postings))
             reader = threading.Thread(target=_read_messages, args=(share, worker, events), daemon=True)
             reader.start()
             readers.append(reader)

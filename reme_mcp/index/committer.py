@@ -18,7 +18,6 @@ disk, a read-only index) the way it always does.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.writer import IndexWriter
+from reme_mcp.storage import children
 from reme_mcp.storage.workspace import Workspace
 
 
@@ -36,18 +36,14 @@ def commit_in_child(root: Path, home: Path, waiting: Iterable[str] = ()) -> list
     spool (writer.py, `write_spooled`): the spool alone may no longer name them.
     """
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "reme_mcp.index.committer", str(root), str(home)],
-            input="".join(f"{path}\n" for path in waiting).encode("utf-8", "surrogateescape"),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # a failure is said by the commit the caller then makes itself
-            check=False,
-        )
+        # Quiet: a failure is said by the commit the caller then makes itself.
+        child = children.start("reme_mcp.index.committer", str(root), str(home), quiet=True)
+        out, _ = child.communicate("".join(f"{path}\n" for path in waiting).encode("utf-8", "surrogateescape"))
     except OSError:
         return None
-    if done.returncode != 0:
+    if child.returncode != 0:
         return None
-    return done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    return out.decode("utf-8", "surrogateescape").splitlines()
 
 
 def main(argv: list[str]) -> int:

@@ -90,8 +90,3 @@ def file_with_body(ws: Workspace, searcher: Searcher, body_hash: str) -> str | N
         if ws.entry(str(fields["path"])) is not None:
             return str(fields["path"])
     return None
-
-
-def linking_to(searcher: Searcher, path: str) -> list[str]:
-    """Files that link to `path`."""
-    return sorted({str(f["path"]) for f in searcher.documents(links=path)})

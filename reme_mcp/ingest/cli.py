@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from datetime import date
@@ -12,6 +11,7 @@ from typing import Any
 
 import click
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.model import Filters
@@ -133,8 +133,7 @@ def watch(
         if trouble:
             click.echo(f"reme-mcp ingest: {trouble} (waiting for it to appear)", err=True)
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+    process.stop_on_signals(stop)
 
     def report(name: str) -> Any:
         def on_pass(tally: Any) -> None:

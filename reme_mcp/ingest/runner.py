@@ -61,7 +61,7 @@ class Importer:
             raise ReMeError(trouble)
         units = self.source.units(self.location)
         if processes > 1 and len(units) >= shares.WORTH_SHARING:
-            tally = shares.run_shared(self, units, processes, progress, import_slice)
+            tally = shares.run_shared(self, units, processes, progress)
         else:
             tally = self.run_units(units, progress)
         self.book.save(self.location)
@@ -192,3 +192,10 @@ def import_slice(
     tally = importer.run_units([Path(p) for p in paths])
     moved = {key: value for key, value in importer.book.entries.items() if cursors.get(key) != value}
     return tally, moved, len(paths)
+
+
+if __name__ == "__main__":
+    # A share worker of a long backfill (shares.py), started as `python -m reme_mcp.ingest.runner`.
+    from reme_mcp.storage import children
+
+    children.serve_jobs(import_slice)

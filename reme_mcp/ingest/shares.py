@@ -10,7 +10,10 @@ the last save and the per-message ids skip whatever was written after it.
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import queue
+import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from reme_mcp.ingest.cursors import SAVE_EVERY
 from reme_mcp.ingest.model import Tally
+from reme_mcp.storage import children
 
 if TYPE_CHECKING:
     from reme_mcp.ingest.cursors import CursorBook
@@ -37,11 +41,27 @@ class Sharing(Protocol):
     dry_run: bool
 
 
-Worker = Callable[[tuple[str, str, str, list[str], dict[str, Any], "Filters", bool]], tuple[Tally, dict[str, Any], int]]
-
+# The worker's module: runner.py answers jobs when run as `python -m`.
+WORKER_MODULE = "reme_mcp.ingest.runner"
 # Below this many log files, starting workers costs more than it saves.
 WORTH_SHARING = 200
 SLICE = 64
+
+
+def _feed(worker: subprocess.Popen[bytes], todo: queue.SimpleQueue[Any], answers: queue.SimpleQueue[Any]) -> None:
+    """Hand one worker jobs until none is left; a worker that dies answers with the error."""
+    assert worker.stdin is not None and worker.stdout is not None
+    while True:
+        try:
+            job = todo.get_nowait()
+        except queue.Empty:
+            return
+        try:
+            children.send(worker.stdin, job)
+            answers.put(children.receive(worker.stdout))
+        except (EOFError, OSError) as exc:
+            answers.put(RuntimeError(f"an ingest worker died ({exc}); run the import again: it resumes"))
+            return
 
 
 def run_shared(
@@ -49,7 +69,6 @@ def run_shared(
     units: list[Path],
     processes: int,
     progress: Callable[[int, int], None] | None,
-    worker: Worker,
 ) -> Tally:
     """Import `units` with `processes` workers; the importer's cursor book gets every cursor they moved."""
     slices = [units[at : at + SLICE] for at in range(0, len(units), SLICE)]
@@ -67,9 +86,20 @@ def run_shared(
     ]
     tally, done = Tally(), 0
     saved = time.monotonic()
-    # spawn, not fork: the server runs threads, and a forked copy of a lock held elsewhere never opens.
-    with multiprocessing.get_context("spawn").Pool(min(processes, len(slices))) as pool:
-        for share, cursors, count in pool.imap_unordered(worker, jobs):
+    todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    for job in jobs:
+        todo.put(job)
+    answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    workers = [children.start(WORKER_MODULE) for _ in range(min(processes, len(slices)))]
+    feeders = [threading.Thread(target=_feed, args=(w, todo, answers), daemon=True) for w in workers]
+    try:
+        for feeder in feeders:
+            feeder.start()
+        for _ in jobs:
+            answer = answers.get()
+            if isinstance(answer, BaseException):
+                raise answer
+            share, cursors, count = answer
             tally.merge(share)
             if not importer.dry_run:
                 for key, value in cursors.items():
@@ -80,4 +110,12 @@ def run_shared(
             if importer.book.dirty and time.monotonic() - saved > SAVE_EVERY:
                 importer.book.save(importer.location)
                 saved = time.monotonic()
+    finally:
+        for worker in workers:
+            if worker.stdin is not None:
+                with contextlib.suppress(OSError):
+                    worker.stdin.close()  # the lifeline: the worker ends
+            worker.wait()
+            if worker.stdout is not None:
+                worker.stdout.close()
     return tally

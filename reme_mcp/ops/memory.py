@@ -49,7 +49,6 @@ from reme_mcp.ops.models import (
 )
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
-from reme_mcp.storage import swap
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
 
@@ -73,7 +72,6 @@ class Memory:
             commit_in_child=settings.commit_in_child,
         )
         self.days = DayIndex(self.ws)
-        swap.enable_leases()
 
     # ---- search ------------------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ import hashlib
 import os
 import secrets
 import signal
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,15 +113,6 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
             os.unlink(tmp)
     fsync_dir(path.parent)
     return taken, ours
-
-
-def enable_leases() -> None:
-    """Let this process take file leases: a lease break is signalled with SIGIO, whose default
-    action ends the process. Only the main thread can change that, and only once."""
-    if not hasattr(signal, "SIGIO") or threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
-        signal.signal(signal.SIGIO, signal.SIG_IGN)
 
 
 def _writers_gone(path: Path) -> bool:

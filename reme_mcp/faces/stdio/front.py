@@ -15,13 +15,12 @@ there is nothing to tidy up.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable
-from types import FrameType
 from typing import IO, Any
 
+from reme_mcp import process
 from reme_mcp.config import Settings
 from reme_mcp.faces.lazy_memory import LazyMemory
 from reme_mcp.faces.stdio import early_search, handshake, wire
@@ -40,15 +39,9 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     return wire_in, wire_out
 
 
-def _end_at_once(signum: int, _frame: FrameType | None) -> None:
-    sys.stderr.flush()
-    os._exit(128 + signum)
-
-
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
-    signal.signal(signal.SIGINT, _end_at_once)
-    signal.signal(signal.SIGTERM, _end_at_once)
+    process.end_at_once_on_signals()
     answers = handshake.load()
     memory = LazyMemory(settings)
     early = early_search.load(answers, memory)
