@@ -5,10 +5,12 @@ As thin as the MCP face: every command is a memory operation plus printing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +18,27 @@ import click
 
 from reme_mcp import __version__, process
 from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
-from reme_mcp.errors import ReMeError
+from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 
 
-def _settings(ctx: click.Context, workspace: str | None) -> Settings:
-    root = ctx.find_root()
+@contextlib.contextmanager
+def _one_line(doing: str) -> Iterator[None]:
+    """Every command's errors as one line: a ReMeError as it is, an OS error named with what to do."""
     try:
-        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
+        yield
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(os_error_line(exc, doing)) from None
+
+
+def _settings(ctx: click.Context, workspace: str | None) -> Settings:
+    root = ctx.find_root()
+    with _one_line("reading the configuration"):
+        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
 
 
 def _workspace_option(fn: Any) -> Any:
@@ -119,15 +130,13 @@ def serve(
 
     server = build_server(settings)
 
-    try:
+    with _one_line("serving"):
         token = load_token(token_file)
         print(
             f"reme-mcp {__version__}: serving {settings.workspace} at http://{host}:{port}/mcp",
             file=sys.stderr,
         )
         serve_http(server, host, port, token, list(allow_host))
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @cli.command()
@@ -167,7 +176,7 @@ def search(
     """Search memory, as the MCP `search` tool does."""
     from reme_mcp.ops.memory import Memory
 
-    try:
+    with _one_line("searching"):
         result = Memory(_settings(ctx, workspace)).search(
             query,
             limit=limit,
@@ -176,8 +185,6 @@ def search(
             path_prefix=path_prefix,
             max_chars=max_chars,
         )
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
     click.echo(result.model_dump_json(indent=2) if as_json else result.render())
 
 
@@ -199,10 +206,8 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
             bar.total = total
             bar.update(done - bar.n)
 
-        try:
+        with _one_line("rebuilding the index"):
             result = memory.reindex(progress)
-        except ReMeError as exc:
-            raise click.ClickException(str(exc)) from None
     click.echo(result.render())
 
 
@@ -214,7 +219,8 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     """Report the workspace, its files by kind, the index's state and the configuration."""
     from reme_mcp.ops.memory import Memory
 
-    report = Memory(_settings(ctx, workspace)).doctor()
+    with _one_line("checking the workspace"):
+        report = Memory(_settings(ctx, workspace)).doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 
