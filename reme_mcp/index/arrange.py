@@ -55,7 +55,12 @@ def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
     out: list[ChunkHit] = []
     for hit in hits:
         for i, kept in enumerate(out):
-            if kept.path == hit.path and not _is_dialog(hit) and hit.start_line <= kept.end_line + 1 and kept.start_line <= hit.end_line + 1:
+            if (
+                kept.path == hit.path
+                and not _is_dialog(hit)
+                and hit.start_line <= kept.end_line + 1
+                and kept.start_line <= hit.end_line + 1
+            ):
                 first, second = (kept, hit) if kept.start_line <= hit.start_line else (hit, kept)
                 inside = second.end_line <= first.end_line
                 content = first.content if inside else f"{first.content}\n{second.content}"
