@@ -11,17 +11,15 @@ import contextlib
 import dataclasses
 import json
 import threading
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import echo, traverse
+from reme_mcp.ops import doctor, echo, traverse
 from reme_mcp.ops.intake import NoteInput, check_input
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -38,7 +36,6 @@ from reme_mcp.ops.models import (
     DailyNote,
     Day,
     DoctorReport,
-    IndexReport,
     ReadResult,
     ReindexResult,
     RememberResult,
@@ -50,7 +47,7 @@ from reme_mcp.ops.models import (
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
-from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
+from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
 
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
@@ -357,31 +354,7 @@ class Memory:
 
     def doctor(self) -> DoctorReport:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
-        from reme_mcp.ingest.cursors import cursor_summary
-
-        exists = self.ws.root.is_dir()
-        kinds = Counter(file_kind(entry.path) for entry in self.ws.walk())
-        return DoctorReport(
-            workspace=str(self.settings.workspace),
-            workspace_exists=exists,
-            timezone=str(self.settings.timezone),
-            today=self.settings.today().isoformat(),
-            files_by_kind=dict(sorted(kinds.items())),
-            version=__version__,
-            index=self._index_report() if exists else None,
-            ingest=cursor_summary(self.ws) or "off (no source imported; see reme-mcp ingest sources)",
-        )
-
-    def _index_report(self) -> IndexReport:
-        state = self.index.state()
-        return IndexReport(
-            directory=str(state.directory),
-            exists=state.exists,
-            files=state.files,
-            chunks=state.chunks,
-            stale_files=state.stale,
-            files_without_text=state.skipped,
-        )
+        return doctor.report(self.settings, self.ws, self.index)
 
     def follow(self, sources: Collection[str]) -> threading.Event:
         """Import these hosts' session logs into memory in the background; set the event to stop."""
