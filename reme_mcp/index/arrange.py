@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
@@ -90,19 +91,23 @@ def _is_dialog(hit: ChunkHit) -> bool:
     return hit.path.endswith(DIALOG_SUFFIX)
 
 
+@lru_cache(maxsize=1024)
 def _words(text: str) -> frozenset[str]:
     return frozenset(t.text for t in memory_analyzer()(text, mode="query"))
 
 
 def _curated_first(hits: list[ChunkHit]) -> list[ChunkHit]:
+    first_dialog = next((i for i, h in enumerate(hits) if _is_dialog(h)), None)
+    if first_dialog is None:
+        return hits
     out = list(hits)
-    for note in [h for h in hits if not h.path.endswith(DIALOG_SUFFIX)]:
+    for note in [h for h in hits[first_dialog + 1 :] if not _is_dialog(h)]:
         words = _words(note.content)
         if not words:
             continue
         at = out.index(note)
         for i, other in enumerate(out[:at]):
-            if other.path.endswith(DIALOG_SUFFIX) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
+            if _is_dialog(other) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
                 out.insert(i, out.pop(at))
                 break
     return out
