@@ -33,6 +33,9 @@ class Settings:
     # Batched index commits made by a child process (index/committer.py): set by the servers,
     # whose calls would otherwise wait out every batch.
     commit_in_child: bool = False
+    # Seconds between background syncs of the workspace through its git remote while serving
+    # (`serve --sync-every 5m`, REME_SYNC_EVERY); 0: off (reme_mcp/team/).
+    team_sync_every: float = 0.0
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()
@@ -71,6 +74,24 @@ def default_index_home(environ: dict[str, str] | None = None) -> Path:
     return base / "reme-mcp" / "index"
 
 
+_DURATION = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str, what: str = "--sync-every") -> float:
+    """Seconds from '90', '30s', '5m' or '1h'; '0' or 'off' turns it off."""
+    text = value.strip().lower()
+    if text in ("", "0", "off"):
+        return 0.0
+    unit = text[-1] if text[-1] in "smh" else ""
+    try:
+        seconds = float(text[: len(text) - len(unit)]) * _DURATION[unit]
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ReMeError(f"{what} {value!r} is not a duration: use seconds or 30s, 5m, 1h (or off)")
+    return seconds
+
+
 def resolve_timezone(name: str | None) -> tzinfo:
     """The configured zone, else the local one (ReMe defaults to Asia/Shanghai; we follow the machine)."""
     if name:
@@ -93,4 +114,5 @@ def load_settings(workspace: str | None = None, timezone: str | None = None) -> 
         sync_interval = float(interval) if interval else Settings.sync_interval
     except ValueError as exc:
         raise ReMeError(f"REME_SYNC_INTERVAL={interval!r} is not a number of seconds") from exc
-    return Settings(workspace=path, timezone=tz, sync_interval=max(0.0, sync_interval))
+    every = parse_duration(os.environ.get("REME_SYNC_EVERY", ""), "REME_SYNC_EVERY")
+    return Settings(workspace=path, timezone=tz, sync_interval=max(0.0, sync_interval), team_sync_every=every)

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from reme_mcp import __version__, process
-from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings
+from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings, parse_duration
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
@@ -54,13 +54,17 @@ class _Commands(click.Group):
     """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest"})
+        return sorted({*super().list_commands(ctx), "ingest", "sync"})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "ingest" and cmd_name not in self.commands:
             from reme_mcp.ingest.cli import ingest
 
             self.add_command(ingest)
+        if cmd_name == "sync" and cmd_name not in self.commands:
+            from reme_mcp.team.cli import sync
+
+            self.add_command(sync)
         return super().get_command(ctx, cmd_name)
 
 
@@ -102,6 +106,11 @@ def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_
     envvar="REME_INGEST",
     help="Follow this host's session logs into memory in the background (e.g. claude-code; $REME_INGEST, comma-separated).",
 )
+@click.option(
+    "--sync-every",
+    "sync_every",
+    help="Sync the workspace through its git remote this often while serving, e.g. 5m ($REME_SYNC_EVERY; see reme-mcp sync).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -112,10 +121,16 @@ def serve(
     token_file: str | None = None,
     allow_host: tuple[str, ...] = (),
     ingest_sources: tuple[str, ...] = (),
+    sync_every: str | None = None,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if sync_every is not None:
+        try:
+            settings = dataclasses.replace(settings, team_sync_every=parse_duration(sync_every))
+        except ReMeError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sync-every") from None
     # Read here too: a bare `reme-mcp` reaches serve through ctx.invoke, which skips envvars.
     chosen = ingest_sources or (os.environ.get("REME_INGEST", ""),)
     names = tuple(name.strip() for value in chosen for name in value.split(",") if name.strip())

@@ -14,6 +14,7 @@ from reme_mcp.storage.workspace import Workspace, file_kind
 def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorReport:
     """What `reme-mcp doctor` prints; reads, never changes anything."""
     from reme_mcp.ingest.cursors import cursor_summary
+    from reme_mcp.team.status import summary as team_status
 
     exists = ws.root.is_dir()
     kinds = Counter(file_kind(entry.path) for entry in ws.walk())
@@ -26,6 +27,7 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         version=__version__,
         index=_index_report(index) if exists else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
+        sync=team_status(ws),
     )
 
 

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import threading
 from collections.abc import Callable, Collection, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
@@ -49,6 +49,10 @@ from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
 
+if TYPE_CHECKING:
+    from reme_mcp.team.background import BackgroundSync
+    from reme_mcp.team.run import SyncReport
+
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
 # Notes compared with a remember's content to tell an echo of one (echo.py).
@@ -69,6 +73,7 @@ class Memory:
             commit_in_child=settings.commit_in_child,
         )
         self.days = DayIndex(self.ws)
+        self._team: BackgroundSync | None = None
 
     # ---- search ------------------------------------------------------------------------------
 
@@ -334,6 +339,8 @@ class Memory:
 
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
+        if self._team is not None:
+            self._team.stop()
         self.days.flush()
         self.index.flush()
 
@@ -355,6 +362,22 @@ class Memory:
     def doctor(self) -> DoctorReport:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
         return doctor.report(self.settings, self.ws, self.index)
+
+    def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
+        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up."""
+        from reme_mcp.team.run import Sync
+
+        report = Sync(self.ws, interactive).run(dry_run=dry_run, init=init)
+        if not dry_run:
+            report.indexed = self.index.sync(force=True)
+        return report
+
+    def sync_in_background(self, every: float, idle: Callable[[], bool]) -> None:
+        """Sync every `every` seconds while serving, whenever `idle()` (no tool call being answered)."""
+        from reme_mcp.team.background import BackgroundSync
+
+        self._team = BackgroundSync(lambda: self.team_sync(interactive=False), every, idle)
+        self._team.start()
 
     def follow(self, sources: Collection[str]) -> threading.Event:
         """Import these hosts' session logs into memory in the background; set the event to stop."""

@@ -227,6 +227,7 @@ class DoctorReport(_Result):
     version: str
     index: IndexReport | None = Field(default=None, description="Absent when there is no workspace yet.")
     ingest: dict[str, Any] | str = Field(description="Each followed source's cursor, or why ingest is off.")
+    sync: dict[str, Any] | str = Field(default="off", description="The last team sync and its error (reme-mcp sync).")
 
     def render(self) -> str:
         lines: list[str] = []
