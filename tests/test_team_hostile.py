@@ -196,3 +196,25 @@ def test_same_name_notes_both_kept_and_links_follow_the_rename(tmp_path: Path) -
         index = (ws / "daily" / f"{DAY}.md").read_text()
         assert f"[[daily/{DAY}/plan.md]]" in index and f"[[daily/{DAY}/plan-2.md]]" in index
     assert files(amber) == files(birch)
+
+
+def test_two_workspaces_with_notes_of_their_own_join_one_remote(tmp_path: Path) -> None:
+    """--init on two filled workspaces: unrelated histories merged, both day indexes' person text kept."""
+    remote = bare_remote(tmp_path)
+    amber, birch = tmp_path / "amber", tmp_path / "birch"
+    note(amber, "go", "Go for services.")
+    note(birch, "go", "Go is for the CLI only.")
+    note(birch, "rust", "Rust for tools.")
+    index = birch / "daily" / f"{DAY}.md"
+    index.write_text(index.read_text() + "\nBirch's own line.\n", encoding="utf-8")
+    synced(amber, "--init", str(remote))
+    out = synced(birch, "--init", str(remote))
+    assert "came in as" in out, out
+    synced(amber)
+    assert files(amber) == files(birch)
+    names = sorted(p.name for p in (amber / "daily" / DAY).iterdir())
+    assert names == ["go-2.md", "go.md", "rust.md"]
+    text = (amber / "daily" / f"{DAY}.md").read_text()
+    assert "Birch's own line." in text and "3 note(s) today." in text
+    clean(amber)
+    clean(birch)
