@@ -11,7 +11,7 @@ import pytest
 
 from reme_mcp.config import load_settings
 from reme_mcp.memory import Memory
-from tests.team_git import DAY, MARKERS, bare_remote, files, git, isolate_git, sync, synced
+from tests.team_git import DAY, MARKERS, bare_remote, files, git, isolate_git, sync
 
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "reference-transaction", "push-to-checkout")
 LOCAL_HOOKS = ("pre-commit", "commit-msg", "post-commit", "post-merge", "post-checkout", "pre-push", "pre-merge-commit")
@@ -26,6 +26,11 @@ def note(ws: Path, name: str, text: str, day: str = DAY) -> Path:
     """A note as `remember` stores it (its day index refreshed)."""
     stored = Memory(load_settings(str(ws), "UTC")).remember(text, name=name, date=day)
     return ws / stored.path
+
+
+def synced(ws: Path, init: str | None = None) -> str:
+    """A sync through the Memory class in this process (the CLI's own runs are in the error cases)."""
+    return Memory(load_settings(str(ws), "UTC")).team_sync(init=init).render()
 
 
 def rogue_clone(tmp: Path, remote: Path) -> Path:
@@ -60,7 +65,7 @@ def test_no_hook_of_the_remote_or_the_clone_runs_and_bytes_are_kept(tmp_path: Pa
     remote = bare_remote(tmp_path)
     amber, birch = tmp_path / "amber", tmp_path / "birch"
     note(amber, "go", "Go for services.")
-    synced(amber, "--init", str(remote))
+    synced(amber, init=str(remote))
     rogue = rogue_clone(tmp_path, remote)
     # The remote's own attributes ask for CRLF on checkout and union merges: a clone's local ones win.
     (rogue / ".gitattributes").write_text("* eol=crlf merge=union\n", encoding="utf-8")
@@ -70,7 +75,7 @@ def test_no_hook_of_the_remote_or_the_clone_runs_and_bytes_are_kept(tmp_path: Pa
     marker = tmp_path / "ran"
     plant_hooks(remote / "hooks", HOOKS, marker)
     git(remote, "config", "core.fsmonitor", f"echo fsmonitor >> '{marker}'")
-    synced(birch, "--init", str(remote))
+    synced(birch, init=str(remote))
     plant_hooks(amber / ".git" / "hooks", LOCAL_HOOKS, marker)
     plant_hooks(birch / ".git" / "hooks", LOCAL_HOOKS, marker)
     # The hooks are live: plain git runs them, locally and on the remote.
@@ -93,7 +98,7 @@ def test_a_symbolic_link_out_is_refused_and_nothing_is_checked_out(tmp_path: Pat
     remote = bare_remote(tmp_path)
     amber = tmp_path / "amber"
     note(amber, "go", "Go for services.")
-    synced(amber, "--init", str(remote))
+    synced(amber, init=str(remote))
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("---\nname: secret\n---\nnot memory\n", encoding="utf-8")
@@ -118,7 +123,7 @@ def test_derived_state_coming_in_is_refused(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     amber = tmp_path / "amber"
     note(amber, "go", "Go for services.")
-    synced(amber, "--init", str(remote))
+    synced(amber, init=str(remote))
     rogue = rogue_clone(tmp_path, remote)
     record = rogue / "metadata" / "reme-mcp" / "requests" / "x.json"
     record.parent.mkdir(parents=True)
@@ -135,8 +140,8 @@ def test_rewritten_history_stops_with_one_line(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     amber, birch = tmp_path / "amber", tmp_path / "birch"
     note(amber, "go", "Go for services.")
-    synced(amber, "--init", str(remote))
-    synced(birch, "--init", str(remote))
+    synced(amber, init=str(remote))
+    synced(birch, init=str(remote))
     rogue = rogue_clone(tmp_path, remote)
     git(rogue, "checkout", "-q", "--orphan", "fresh")
     git(rogue, "rm", "-rq", "--cached", ".")
@@ -156,11 +161,11 @@ def test_a_persons_conflicting_edits_stop_the_merge_cleanly(tmp_path: Path) -> N
     remote = bare_remote(tmp_path)
     amber, birch = tmp_path / "amber", tmp_path / "birch"
     note(amber, "go", "Go for services.")
-    synced(amber, "--init", str(remote))
+    synced(amber, init=str(remote))
     index = amber / "daily" / f"{DAY}.md"
     index.write_text(index.read_text().replace("---\n\n", "---\nOwner: Ann\n\n", 1), encoding="utf-8")
     synced(amber)
-    synced(birch, "--init", str(remote))
+    synced(birch, init=str(remote))
     for ws, owner in ((amber, "Bob"), (birch, "Cy")):
         path = ws / "daily" / f"{DAY}.md"
         path.write_text(path.read_text().replace("Owner: Ann", f"Owner: {owner}"), encoding="utf-8")
@@ -177,8 +182,8 @@ def test_a_persons_conflicting_edits_stop_the_merge_cleanly(tmp_path: Path) -> N
 def test_same_name_notes_both_kept_and_links_follow_the_rename(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path)
     amber, birch = tmp_path / "amber", tmp_path / "birch"
-    synced(amber, "--init", str(remote))
-    synced(birch, "--init", str(remote))
+    synced(amber, init=str(remote))
+    synced(birch, init=str(remote))
     note(amber, "plan", "Amber's plan: ship Friday.")
     digest = amber / "digest" / "wiki" / "plans.md"
     digest.parent.mkdir(parents=True)
@@ -207,8 +212,8 @@ def test_two_workspaces_with_notes_of_their_own_join_one_remote(tmp_path: Path) 
     note(birch, "rust", "Rust for tools.")
     index = birch / "daily" / f"{DAY}.md"
     index.write_text(index.read_text() + "\nBirch's own line.\n", encoding="utf-8")
-    synced(amber, "--init", str(remote))
-    out = synced(birch, "--init", str(remote))
+    synced(amber, init=str(remote))
+    out = synced(birch, init=str(remote))
     assert "came in as" in out, out
     synced(amber)
     assert files(amber) == files(birch)
@@ -217,4 +222,23 @@ def test_two_workspaces_with_notes_of_their_own_join_one_remote(tmp_path: Path) 
     text = (amber / "daily" / f"{DAY}.md").read_text()
     assert "Birch's own line." in text and "3 note(s) today." in text
     clean(amber)
+    clean(birch)
+
+
+def test_an_ignored_file_here_is_never_overwritten_by_one_coming_in(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    amber, birch = tmp_path / "amber", tmp_path / "birch"
+    note(amber, "go", "Go for services.")
+    synced(amber, init=str(remote))
+    synced(birch, init=str(remote))
+    with (birch / ".git" / "info" / "exclude").open("a", encoding="utf-8") as fh:
+        fh.write("/resource/scratch.md\n")
+    scratch = birch / "resource" / "scratch.md"
+    scratch.parent.mkdir()
+    scratch.write_text("birch's private scratch\n", encoding="utf-8")
+    (amber / "resource").mkdir()
+    (amber / "resource" / "scratch.md").write_text("amber's shared scratch\n", encoding="utf-8")
+    synced(amber)
+    one_line_error(sync(birch), "resource/scratch.md", "move it away")
+    assert scratch.read_text(encoding="utf-8") == "birch's private scratch\n"
     clean(birch)

@@ -10,6 +10,7 @@ leaving the work tree exactly as it was.
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ from reme_mcp.team import changes, renames, status
 from reme_mcp.team.changes import Change
 from reme_mcp.team.git import GitError
 from reme_mcp.team.repo import DERIVED, EXCLUDED, Repo, Upstream
-from reme_mcp.team.vetting import Refused, check_not_rewritten, incoming_entries, vet
+from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked, incoming_entries, vet
 from reme_mcp.storage.workspace import Workspace
 
 INCOMING = "refs/reme-mcp/incoming"
@@ -117,7 +118,7 @@ class Sync:
         tip = self._fetch(up)
         head = self.repo.head()
         report.committed = self._status()
-        base = self._vet(up, head, tip)
+        base = self._vet(up, head, tip, committed=False)
         if tip is not None:
             report.came_in = self._diff(base, tip)
         if head is not None and head != tip:
@@ -136,7 +137,7 @@ class Sync:
             raise self.git.error(args, done)
         return self.repo.ref(INCOMING)
 
-    def _vet(self, up: Upstream, head: str | None, tip: str | None) -> str | None:
+    def _vet(self, up: Upstream, head: str | None, tip: str | None, committed: bool = True) -> str | None:
         """Stop on a rewritten remote or on what must not come in; the merge base (None: none)."""
         where = f"{up.remote}/{up.branch}"
         seen = self.repo.ref(SEEN)
@@ -150,7 +151,15 @@ class Sync:
             raw = self.git.out("ls-tree", "-r", "-z", "--full-tree", tip)
         else:
             raw = self.git.out("diff-tree", "-r", "-z", "--no-renames", base, tip)
-        vet(incoming_entries(raw, whole_tree=base is None), where)
+        entries = incoming_entries(raw, whole_tree=base is None)
+        vet(entries, where)
+        if committed:  # (a dry run has not committed: a new note here is untracked, and no obstacle)
+            check_untracked(
+                [path for _, path in entries],
+                lambda path: os.path.lexists(self.ws.root / path),
+                lambda path: head is not None and self.git.ok("cat-file", "-e", f"{head}:{path}"),
+                where,
+            )
         return base
 
     def _status(self) -> list[Change]:

@@ -9,10 +9,14 @@ merging would bring back what someone meant to remove, or lose what they meant t
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 from reme_mcp.team.git import GitError
 from reme_mcp.storage.workspace import MAX_PATH_CHARS, PRIVATE_DIRS
 
 _LINK, _SUBMODULE = "120000", "160000"
+_TEMP = re.compile(r"^\..+\.tmp-[0-9a-f]+$")  # workspace.write_atomic's temp files
 
 
 class Refused(GitError):
@@ -46,8 +50,22 @@ def vet(entries: list[tuple[str, str]], where: str) -> None:
             raise Refused(f"{where} brings a submodule {path}: refused (a workspace holds files only)")
         if top in PRIVATE_DIRS:
             raise Refused(f"{where} brings {path}: refused ({top}/ is derived state, never shared)")
+        if _TEMP.match(path.rsplit("/", 1)[-1]):
+            raise Refused(f"{where} brings {path}: refused (a writer's temp file, never shared)")
         if len(path) > MAX_PATH_CHARS or any(part in ("", ".", "..") for part in path.split("/")):
             raise Refused(f"{where} brings a path reme-mcp does not accept: {path[:80]!r}")
+
+
+def check_untracked(
+    added: list[str], exists: Callable[[str], bool], tracked: Callable[[str], bool], where: str
+) -> None:
+    """Refuse an incoming file where an untracked one lies here (git would overwrite an ignored file)."""
+    for path in added:
+        if exists(path) and not tracked(path):
+            raise Refused(
+                f"{where} brings {path}, and a file not in the repository (ignored?) is there here: "
+                "move it away, then sync again"
+            )
 
 
 def check_not_rewritten(seen: str | None, tip: str | None, contains: bool, where: str) -> None:
