@@ -188,3 +188,8 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
     assert git(birch, "status", "--porcelain") == "?? resource/\n"
     assert git(remote, "rev-parse", "main") == git(amber, "rev-parse", "HEAD")
     shutil.rmtree(birch / "resource")
+
+
+def test_a_bad_sync_interval_is_one_line() -> None:
+    done = reme("serve", "--sync-every", "soon")
+    assert done.returncode == 2 and "--sync-every 'soon' is not a duration" in done.stderr, done.stderr

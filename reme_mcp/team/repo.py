@@ -63,7 +63,11 @@ class Repo:
             )
 
     def init(self, url: str) -> None:
-        """Make the workspace a work tree with `url` as its remote `origin` (kept if it already is one)."""
+        """Make the workspace a work tree with `url` as its remote `origin` (kept if it already is one).
+
+        A new repository takes the remote's default branch (main, master, ...), and the branch
+        tracks it, so a person's own `git status` and `git pull` work too.
+        """
         self.ws.root.mkdir(parents=True, exist_ok=True)
         if not (self.ws.root / ".git").exists():
             self.git.run("init", "-q", "-b", DEFAULT_BRANCH)
@@ -73,6 +77,23 @@ class Repo:
             self.git.run("remote", "set-url", remote, url)
         else:
             self.git.run("remote", "add", remote, url)
+        default = self._remote_default(url)
+        if default is not None and self.head() is None:
+            self.git.run("symbolic-ref", "HEAD", f"refs/heads/{default}")
+        branch = self.branch()
+        self.git.run("config", "--local", f"branch.{branch}.remote", remote)
+        self.git.run("config", "--local", f"branch.{branch}.merge", f"refs/heads/{branch}")
+
+    def _remote_default(self, url: str) -> str | None:
+        """The branch the remote's HEAD names (None: an empty remote), a name git accepts."""
+        args = ["ls-remote", "--symref", *self.git.remote_options(url, "upload-pack"), url, "HEAD"]
+        for line in self.git.out(*args).splitlines():
+            target, _, name = line.removeprefix("ref: ").partition("\t")
+            if line.startswith("ref: ") and name == "HEAD" and target.startswith("refs/heads/"):
+                branch = target.removeprefix("refs/heads/")
+                if self.git.ok("check-ref-format", "--branch", branch):
+                    return branch
+        return None
 
     def branch(self) -> str:
         done = self.git.run("symbolic-ref", "--short", "-q", "HEAD", check=False)

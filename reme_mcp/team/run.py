@@ -69,6 +69,8 @@ class Sync:
         try:
             if init is not None and not dry_run:
                 self.repo.init(init)
+            elif init is not None and not (self.ws.root / ".git").exists():
+                raise GitError(f"dry run: {self.ws.root} is not a git work tree yet; --init {init} would make it one")
             self.repo.check()
             up = self.repo.upstream()
             with self.ws.lock("sync"):
@@ -94,11 +96,8 @@ class Sync:
                 base = self._vet(up, head, tip)
                 if tip is not None:
                     self.git.run("update-ref", f"refs/remotes/{up.remote}/{up.branch}", tip)
-                    report.went_out += self._diff(base, head) if head else []
                     report.came_in += self._diff(base, tip)
                     self._merge(up, head, tip, base, report)
-                elif head is not None:
-                    report.went_out += self._diff(None, head)
                 if self.repo.write_gitignore():
                     self._rebuild(set(), "reme-mcp: .gitignore keeps derived state out of the repository")
             if tip is not None:
@@ -106,10 +105,10 @@ class Sync:
             head = self.repo.head()
             if head is None or head == tip:
                 return report
+            report.went_out = self._diff(tip, head)  # what the remote gets (None: all of it)
             if self._push(up, head):
                 report.pushed = True
                 return report
-            report.went_out.clear()  # counted again from the new merge base
         raise GitError(f"{up.remote} kept moving: {MAX_ROUNDS} pushes were refused; run the sync again")
 
     def _plan(self, up: Upstream) -> SyncReport:
@@ -216,7 +215,8 @@ class Sync:
         """Merge `tip` into the work tree, under the write lock; day indexes rebuilt; committed."""
         if head is not None and self.repo.is_ancestor(tip, head):
             return  # nothing new there
-        days = {d for c in report.came_in + report.went_out if (d := changes.day_of(c.path))}
+        local = self._diff(base, head) if head is not None else []
+        days = {d for c in report.came_in + local if (d := changes.day_of(c.path))}
         if head is None or self.repo.is_ancestor(head, tip):
             self.git.run("merge", "-q", "--ff-only", tip)
             self._rebuild(days, f"reme-mcp: day indexes rebuilt after sync from {up.remote}/{up.branch}")
