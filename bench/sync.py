@@ -52,9 +52,10 @@ def git(cwd: Path, *args: str) -> str:
 
 def write_notes(root: Path, count: int, prefix: str, days: list[str]) -> None:
     """`count` notes spread over `days`, as `remember` lays them out, then each day's index."""
-    from reme_mcp.daily import render_note
-    from reme_mcp.day_index import refresh_day_index
-    from reme_mcp.workspace import Workspace
+    from reme_mcp.notes.daily import render_note
+    from reme_mcp.notes.day_index import DayIndexFile
+    from reme_mcp.notes.day_notes import DayNotes
+    from reme_mcp.storage.workspace import Workspace
 
     ws = Workspace(root)
     for i in range(count):
@@ -66,12 +67,12 @@ def write_notes(root: Path, count: int, prefix: str, days: list[str]) -> None:
         meta = {"name": f"{prefix}-{i}", "description": f"Note {prefix}{i}"}
         (folder / f"{prefix}-{i}.md").write_text(render_note(meta, content), encoding="utf-8")
     for day in sorted(set(days[: min(count, len(days))])):
-        refresh_day_index(ws, day)
+        DayIndexFile(ws).refresh(day, DayNotes(ws).notes(day))
 
 
 def memory(root: Path):  # type: ignore[no-untyped-def]
     from reme_mcp.config import load_settings
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     return Memory(load_settings(str(root), "UTC"))
 

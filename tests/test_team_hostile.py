@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import load_settings
-from reme_mcp.memory import Memory
+from reme_mcp.ops.memory import Memory
 from tests.team_git import DAY, MARKERS, bare_remote, files, git, isolate_git, sync
 
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "reference-transaction", "push-to-checkout")

@@ -62,7 +62,7 @@ class _Commands(click.Group):
 
             self.add_command(ingest)
         if cmd_name == "sync" and cmd_name not in self.commands:
-            from reme_mcp.team.cli import sync
+            from reme_mcp.faces.sync_command import sync
 
             self.add_command(sync)
         return super().get_command(ctx, cmd_name)

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from reme_mcp.notes.day_notes import fold_name
-from reme_mcp.team.git import Git
 from reme_mcp.storage.workspace import Workspace
+from reme_mcp.team.git import Git
 
 _NOTE = re.compile(r"^(daily/\d{4}-\d{2}-\d{2})/([^/]+)\.md$")
 _NAME_LINE = re.compile(r"(?m)^name[ \t]*:.*$")

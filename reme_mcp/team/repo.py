@@ -13,8 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from reme_mcp.team.git import Git, GitError
 from reme_mcp.storage.workspace import Workspace
+from reme_mcp.team.git import Git, GitError
 
 DRIVER = "reme-day-index"
 # The highest-precedence attributes (info/attributes beats every .gitattributes): bytes are kept as

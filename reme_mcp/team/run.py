@@ -14,13 +14,14 @@ import os
 import socket
 from dataclasses import dataclass, field
 
-from reme_mcp.notes.day_index import refresh_day_index
+from reme_mcp.notes.day_index import DayIndexFile
+from reme_mcp.notes.day_notes import DayNotes
+from reme_mcp.storage.workspace import Workspace
 from reme_mcp.team import changes, renames, status
 from reme_mcp.team.changes import Change
 from reme_mcp.team.git import GitError
 from reme_mcp.team.repo import DERIVED, EXCLUDED, Repo, Upstream
 from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked, incoming_entries, vet
-from reme_mcp.storage.workspace import Workspace
 
 INCOMING = "refs/reme-mcp/incoming"
 SEEN = "refs/reme-mcp/seen"  # the remote's tip as this clone last merged or pushed it
@@ -252,9 +253,10 @@ class Sync:
 
     def _rebuild(self, days: set[str], message: str, merging: bool = False) -> None:
         """Rebuild the day indexes of these days from their notes, and commit (the merge, if one is open)."""
+        index_files, notes = DayIndexFile(self.ws), DayNotes(self.ws)
         for day in sorted(days):
             if (self.ws.root / "daily" / day).is_dir():
-                refresh_day_index(self.ws, day)
+                index_files.refresh(day, notes.notes(day))
         self._stage_all()
         if merging or self.git.run("diff", "--cached", "--quiet", check=False).code != 0:
             self.git.run(*self.repo.identity(), "commit", "-q", "--no-verify", "-m", message)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from reme_mcp.team.git import GitError
 from reme_mcp.storage.workspace import MAX_PATH_CHARS, PRIVATE_DIRS
+from reme_mcp.team.git import GitError
 
 _LINK, _SUBMODULE = "120000", "160000"
 _TEMP = re.compile(r"^\..+\.tmp-[0-9a-f]+$")  # workspace.write_atomic's temp files

@@ -21,7 +21,7 @@ def sync(ctx: click.Context, workspace: str | None, init: str | None, dry_run: b
 
     Uses your git and its credentials; stores no secret. See docs/team-sync.md.
     """
-    from reme_mcp.memory import Memory
+    from reme_mcp.ops.memory import Memory
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     root = ctx.find_root()
