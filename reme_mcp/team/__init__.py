@@ -9,4 +9,6 @@
 - run.py: one sync (commit, fetch, merge, push), and its dry run;
 - status.py: the last sync and its error, for `doctor`;
 - background.py: the server's periodic sync, between tool calls, backing off when the remote is away.
+
+The `reme-mcp sync` command is a face (faces/sync_command.py); the operation is `Memory.team_sync`.
 """
