@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,7 @@ def test_a_persons_conflicting_edits_stop_the_merge_cleanly(tmp_path: Path) -> N
     index = amber / "daily" / f"{DAY}.md"
     index.write_text(index.read_text().replace("---\n\n", "---\nOwner: Ann\n\n", 1), encoding="utf-8")
     synced(amber)
+    assert git(amber, "log", "-1", "--format=%s") == "reme-mcp: 1 day index, a person's edits to 1 file\n"
     synced(birch, init=str(remote))
     for ws, owner in ((amber, "Bob"), (birch, "Cy")):
         path = ws / "daily" / f"{DAY}.md"
@@ -242,3 +244,23 @@ def test_an_ignored_file_here_is_never_overwritten_by_one_coming_in(tmp_path: Pa
     one_line_error(sync(birch), "resource/scratch.md", "move it away")
     assert scratch.read_text(encoding="utf-8") == "birch's private scratch\n"
     clean(birch)
+
+
+def test_syncs_at_the_same_time_all_finish(tmp_path: Path) -> None:
+    """Three clones pushing at once: a push refused because the remote moved on is merged and pushed again."""
+    remote = bare_remote(tmp_path)
+    clones = [tmp_path / name for name in ("amber", "birch", "cedar")]
+    for ws in clones:
+        synced(ws, init=str(remote))
+    for round_ in range(2):
+        for n, ws in enumerate(clones):
+            topic = ("kayaks", "lanterns", "marmots", "nectarines", "origami", "pelicans")[round_ * 3 + n]
+            stored = note(ws, f"{ws.name}-{round_}", f"{ws.name} keeps a list of {topic}.")
+            assert stored.name == f"{ws.name}-{round_}.md" and stored.is_file()
+        with ThreadPoolExecutor(3) as pool:  # each sync raises if it cannot finish
+            list(pool.map(synced, clones))
+    for ws in clones:
+        synced(ws)
+    assert files(clones[0]) == files(clones[1]) == files(clones[2])
+    written = sorted(f"{ws.name}-{r}.md" for ws in clones for r in range(2))
+    assert sorted(p.name for p in (clones[0] / "daily" / DAY).iterdir()) == written

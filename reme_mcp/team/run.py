@@ -26,6 +26,9 @@ from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked,
 INCOMING = "refs/reme-mcp/incoming"
 SEEN = "refs/reme-mcp/seen"  # the remote's tip as this clone last merged or pushed it
 MAX_ROUNDS = 5  # pushes refused because the remote moved on meanwhile
+# How git says a push lost a race: the branch moved on (non-fast-forward, fetch first), or another
+# push updated it between this push's check and its update (cannot lock ref ... but expected).
+_MOVED_ON = ("non-fast-forward", "fetch first", "Updates were rejected", "cannot lock ref", "failed to update ref")
 
 
 class Conflict(GitError):
@@ -270,7 +273,7 @@ class Sync:
             self.git.run("update-ref", SEEN, head)
             self.git.run("update-ref", f"refs/remotes/{up.remote}/{up.branch}", head)
             return True
-        if "remote rejected" not in done.err and any(w in done.err for w in ("non-fast-forward", "fetch first")):
+        if any(sign in done.err for sign in _MOVED_ON) and "hook declined" not in done.err:
             return False
         raise self.git.error(args, done)
 
