@@ -30,6 +30,7 @@ DERIVED = (":(top)metadata", ":(top)mem_session", ":(glob)**/.*.tmp-*")
 IGNORED_LINES = ("/metadata/", "/mem_session/", ".*.tmp-*")
 _IGNORE_HEADER = "# reme-mcp: derived state and temp files stay out of the repository"
 DEFAULT_BRANCH = "main"
+SEEN = "refs/reme-mcp/seen"  # the remote's tip as this clone last merged or pushed it
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Repo:
         if top != self.ws.root:
             raise GitError(
                 f"the workspace {self.ws.root} is inside the git work tree {top}: "
-                "sync needs the workspace to be the top of its own repository"
+                "sync needs the workspace to be the top of its own repository (reme-mcp sync --init REMOTE makes one)"
             )
 
     def init(self, url: str) -> None:
@@ -73,8 +74,12 @@ class Repo:
             self.git.run("init", "-q", "-b", DEFAULT_BRANCH)
         self.check()
         remote = self.upstream_name()
-        if self.git.ok("remote", "get-url", remote):
-            self.git.run("remote", "set-url", remote, url)
+        known = self.git.run("remote", "get-url", remote, check=False)
+        if known.code == 0:
+            if known.out.strip() != url:
+                # Another remote: what this clone saw of the old one says nothing of the new one's history.
+                self.git.run("update-ref", "-d", SEEN, check=False)
+                self.git.run("remote", "set-url", remote, url)
         else:
             self.git.run("remote", "add", remote, url)
         default = self._remote_default(url)

@@ -20,11 +20,10 @@ from reme_mcp.storage.workspace import Workspace
 from reme_mcp.team import changes, renames, status
 from reme_mcp.team.changes import Change
 from reme_mcp.team.git import GitError
-from reme_mcp.team.repo import DERIVED, EXCLUDED, Repo, Upstream
+from reme_mcp.team.repo import DERIVED, EXCLUDED, SEEN, Repo, Upstream
 from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked, incoming_entries, vet
 
 INCOMING = "refs/reme-mcp/incoming"
-SEEN = "refs/reme-mcp/seen"  # the remote's tip as this clone last merged or pushed it
 MAX_ROUNDS = 5  # pushes refused because the remote moved on meanwhile
 # How git says a push lost a race: the branch moved on (non-fast-forward, fetch first), or another
 # push updated it between this push's check and its update (cannot lock ref ... but expected).
