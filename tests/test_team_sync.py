@@ -3,10 +3,12 @@ its own reme-mcp process; `reme-mcp sync` run in random order until nothing move
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -193,3 +195,34 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
 def test_a_bad_sync_interval_is_one_line() -> None:
     done = reme("serve", "--sync-every", "soon")
     assert done.returncode == 2 and "--sync-every 'soon' is not a duration" in done.stderr, done.stderr
+
+
+def test_the_background_sync_waits_for_answers_and_backs_off(caplog: pytest.LogCaptureFixture) -> None:
+    """No sync starts while a tool call is answered; an unreachable remote is said once and tried less often."""
+    from reme_mcp.team.background import BackgroundSync
+    from reme_mcp.team.git import Unreachable
+
+    started: list[float] = []
+    answering = threading.Event()
+    answering.set()
+
+    def unreachable() -> None:
+        started.append(time.monotonic())
+        raise Unreachable("git fetch failed: could not read from remote repository")
+
+    loop = BackgroundSync(unreachable, every=0.05, idle=lambda: not answering.is_set())
+    loop.start()
+    time.sleep(0.4)
+    assert started == []  # eight intervals went by during one long answer
+    answering.clear()
+    deadline = time.monotonic() + 5
+    while len(started) < 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    loop.stop()
+    gaps = [b - a for a, b in itertools.pairwise(started)]
+    # The waits double (a wait never ends early, so these are lower bounds whatever the load).
+    assert all(gap >= 0.95 * 0.05 * 2 ** (k + 1) for k, gap in enumerate(gaps)), gaps
+    assert gaps[2] >= 0.95 * 0.4 > 2 * 0.05, gaps
+    said = [r.getMessage() for r in caplog.records if "trying again later" in r.getMessage()]
+    assert len(said) == 1, said
