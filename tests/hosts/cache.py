@@ -139,6 +139,34 @@ def python_venv(name: str, requirements: list[str], python: str | None = None) -
         return target
 
 
+def python_at_least(major: int, minor: int) -> str:
+    """An interpreter of at least this version: this one, one on PATH, or one under pyenv's
+    versions folder (DeerFlow needs Python >= 3.12 where the suite may run on 3.11). The oldest
+    that qualifies is taken: the one a package's wheels are likeliest to cover."""
+    if sys.version_info >= (major, minor):
+        return sys.executable
+    candidates = [shutil.which(f"python{major}.{n}") for n in range(minor, minor + 4)]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = sorted(pyenv.glob(f"{major}.*/bin/python"), key=lambda path: _version(path.parent.parent.name))
+    candidates += [str(path) for path in found]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        probe = subprocess.run(
+            [candidate, "-c", "import sys, venv; print(*sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and tuple(map(int, probe.stdout.split())) >= (major, minor):
+            return candidate
+    pytest.skip(f"Python >= {major}.{minor} is needed (not this one, none on PATH or under {pyenv})")
+
+
+def _version(name: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in name.split("."))
+
+
 def uv_bin() -> Path:
     """The folder holding `uv` and `uvx` from PyPI (the launcher the plugins and docs use)."""
     return python_venv("uv", ["uv==0.13.8"]) / "bin"
