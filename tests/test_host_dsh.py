@@ -86,8 +86,8 @@ def test_dsh_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -
         for prompt in (REMEMBER_PROMPT, RECALL_PROMPT):
             done = _dsh(env, project, "--profile", "headless", "--patch", str(overlay), "--json", prompt)
             assert done.returncode == 0, done.stdout + done.stderr
-            # A server that failed to start or to list its tools is reported here, and nowhere else.
-            assert "mcp-client(reme)" not in done.stderr, done.stderr
+            # A server that failed to start or to list its tools is reported here (failOnStartupError).
+            assert "did not activate" not in done.stderr and "mcp-client(reme)" not in done.stderr, done.stderr
             events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
             sessions += [event["sessionId"] for event in events if event["type"] == "session"]
             called = [event["tool"] for event in events if event["type"] == "tool_call"]
@@ -95,6 +95,15 @@ def test_dsh_remembers_in_one_session_and_finds_it_in_the_next(tmp_path: Path) -
         assert len(set(sessions)) == 2, f"expected two sessions, got {sessions}"
         assert_remembered_then_found(server.script, host_tools=RESOURCE_TOOLS)
         bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
+
+        # What the docs promise when the server cannot start: DSH says so, and the session goes on.
+        broken = yaml.safe_load(snippet)[0]["insert"][0]
+        broken["config"]["command"] = str(tmp_path / "missing" / "reme-mcp")
+        (tmp_path / "broken.yml").write_text(yaml.safe_dump([broken]), encoding="utf-8")
+        args = ("--profile", "headless", "--patch", str(overlay), "--patch", str(tmp_path / "broken.yml"), "Hello")
+        done = _dsh(env, project, *args)
+        assert done.returncode == 0 and "OK." in done.stdout, done.stdout + done.stderr
+        assert "1 entry did not activate" in done.stderr and "mcp-reme" in done.stderr, done.stderr
 
     offered = [tool["name"] for tool in bodies[0]["tools"]]
     assert sorted(name for name in offered if "reme" in name) == sorted(f"mcp__reme__{t}" for t in REME_TOOLS)
