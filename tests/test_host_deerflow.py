@@ -31,7 +31,7 @@ LIST_TOOLS = (
 
 def _python(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # deerflow-kernel needs Python >= 3.12; its venv is about 1.5 GB (langchain, langgraph, ...).
-    venv = python_venv("deerflow", [f"deerflow-kernel=={DEERFLOW}"], python=python_at_least(3, 12))
+    venv = python_venv("deerflow", [f"deerflow-kernel=={DEERFLOW}"], python=python_at_least(3, 12), with_uv=True)
     return run_host(venv / "bin" / "python", args, env, cwd, 240)
 
 
