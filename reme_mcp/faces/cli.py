@@ -291,7 +291,7 @@ def skill() -> None:
 @click.argument("host", required=False)
 @click.option("--dir", "directory", type=click.Path(file_okay=False), help="Install into this skills folder instead.")
 def skill_install(host: str | None, directory: str | None) -> None:
-    """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi)."""
+    """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi, dsh, deerflow)."""
     from reme_mcp.faces.skill_pack import SKILL_DIRS, SkillError, install, skills_dir
 
     if host is None and directory is None:
