@@ -156,7 +156,10 @@ async def test_recalled_text_stored_back_answers_with_the_note(tmp_path: Path) -
             client, "remember", {"content": "Note to self: The VPN gateway for the Berlin office is vpn-ber-2."}
         )
         assert data["duplicate_of"] == old and data["superseded_by"] == [new] and new in text
-        # Anything new is an update, stored: a new value, or one more word.
+        # Anything new is an update, stored: known words in a new order (two values swapped in a
+        # failover), a new value, or one more word.
+        await remember(client, "The primary database is db-east and the replica is db-west.", "2026-04-02")
+        await remember(client, "The primary database is db-west and the replica is db-east.", "2026-04-03")
         await remember(client, "The VPN gateway for the Berlin office is now vpn-ber-6.", "2026-05-01")
         await remember(
             client, "Recalled: The VPN gateway for the Berlin office is now vpn-ber-5, plus IPv6.", "2026-05-02"

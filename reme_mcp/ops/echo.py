@@ -3,9 +3,10 @@
 A model that recalls a fact and then "remembers" it again ("Recalled: ...", "Note to self:
 ...", a pasted search result) would grow the memory by a copy per recall, and a copy of a
 replaced value would come back as if it were current. Content is an echo of a note when,
-once the wrapping of a recall is taken off, it holds no word, number, name or identifier
-that the note lacks. Anything new (a changed value, one more word) is a genuine update and
-is stored: never a false duplicate.
+once the wrapping of a recall is taken off, each of its pieces (a snippet cut with "…" has
+several) is a run of the note's own words, in the note's order. Anything else is a genuine
+update and is stored, never a false duplicate: a new word, number, name or identifier, and
+also known words in a new order (two values swapped, a value set back).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _RESULT_LINES = re.compile(
     re.MULTILINE,
 )
 DIALOG_SUFFIX = ".jsonl"
+# Where recalled text breaks into pieces: a snippet's cut, a new line, a sentence's end.
+_PIECES = re.compile(r"…|\n+|(?<=[.!?。！？;；])\s+")
 
 
 def core(content: str) -> str:
@@ -37,23 +40,30 @@ def core(content: str) -> str:
     previous = None
     while previous != text:
         previous, text = text, _LEAD_IN.sub("", text)
-    return text.replace("…", " ").strip()
+    return text.strip()
 
 
-def words(text: str) -> frozenset[str]:
-    """The analysed words of a text (what a search would match it by), stop words left out."""
-    return frozenset(t.text for t in memory_analyzer()(text, mode="query"))
+def words(text: str) -> list[str]:
+    """The analysed words of a text in order (what a search would match it by), stop words left out."""
+    return [t.text for t in memory_analyzer()(text, mode="query")]
+
+
+def _holds_run(haystack: list[str], run: list[str]) -> bool:
+    """Whether `run` stands in `haystack` as a contiguous stretch."""
+    width = len(run)
+    return any(haystack[i : i + width] == run for i in range(len(haystack) - width + 1))
 
 
 def echoed(content: str, candidates: Iterable[FoundHit]) -> FoundHit | None:
     """The first candidate (a note found by searching for the content) that already holds every
-    word of the content's core; None when the content adds anything."""
-    wanted = words(core(content))
-    if not wanted:
+    piece of the content's core as a run of its own words; None when the content adds anything."""
+    pieces = [run for piece in _PIECES.split(core(content)) if (run := words(piece))]
+    if not pieces:
         return None
     for found in candidates:
         if found.hit.path.endswith(DIALOG_SUFFIX):
             continue  # a dialog is what was said, not a kept note: a fact said there may still be kept
-        if wanted <= words(found.hit.content):
+        kept = words(found.hit.content)
+        if all(_holds_run(kept, run) for run in pieces):
             return found
     return None
