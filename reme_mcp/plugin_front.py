@@ -1,0 +1,257 @@
+"""The plugin's first start: the handshake answered at once while the environment is built.
+
+bin/reme-mcp runs this with the python3 on PATH when the environment it starts the server
+from is not built yet (the first start after installing or updating the plugin). Building
+takes seconds to minutes; a host gives a server about a second to answer its handshake
+and then runs the session without the tools that were late, but it waits far longer for
+a tool call. So this process:
+
+- starts the build (`bin/reme-mcp --build-only`) in a session of its own, so it finishes
+  even when the host ends this process;
+- answers `initialize`, `tools/list` and `server/discover` from the answers recorded in
+  the package (reme_mcp/handshake.json), and `ping`, and keeps every other client line;
+- once the environment is ready, starts the real server, replays every kept line (the
+  handshake included, so the server's state is that of a normal connection; its own
+  answers to requests answered here are dropped), then copies lines both ways until the
+  server exits;
+- if the build fails, answers each request that needs the server with a JSON-RPC error
+  carrying the build's one-line reason, which says what to do.
+
+It runs on any Python from 3.10 with the standard library alone: it imports only the
+package's handshake and wire modules, which import nothing else. stdout carries the
+protocol only; this process's own messages are single lines on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+from reme_mcp import __version__, handshake, wire
+
+# JSON-RPC's range for errors the implementation defines.
+SERVER_ERROR = -32000
+
+
+def recorded_answers() -> handshake.EarlyAnswers | None:
+    """The handshake answers shipped in the package, when recorded for this reme-mcp version.
+
+    Unlike handshake.load(), the SDK's version is not compared: the SDK is not installed
+    where this runs. Should the SDK the build installs answer differently, the server's
+    own answer is still dropped and the difference reported on stderr (EarlyAnswers.settle).
+    """
+    try:
+        recorded = json.loads(handshake.ANSWERS_FILE.read_text(encoding="utf-8"))
+        if recorded["reme_mcp"] != __version__:
+            return None
+        return handshake.EarlyAnswers(dict(recorded["answers"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def error_line(request_id: Any, message: str) -> bytes:
+    reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": SERVER_ERROR, "message": message}}
+    return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def _message(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _request_key(message: dict[str, Any]) -> str | None:
+    """A request's id as JSON (the key EarlyAnswers uses), or None for anything else."""
+    if not isinstance(message.get("method"), str) or "id" not in message:
+        return None
+    return json.dumps(message["id"], ensure_ascii=False)
+
+
+class Front:
+    """One client connection, answered here until the real server takes it over."""
+
+    def __init__(self, answers: handshake.EarlyAnswers | None, wire_out: IO[bytes], server_argv: list[str]) -> None:
+        self.answers = answers
+        self.wire_out = wire_out
+        self.server_argv = server_argv
+        # Guards the state below, and keeps client lines in order on their way to the server.
+        self.lock = threading.Lock()
+        self.write_lock = threading.Lock()
+        self.kept: list[bytes] = []
+        # Requests only the server can answer: id as JSON -> the id itself.
+        self.waiting: dict[str, Any] = {}
+        self.server: subprocess.Popen[bytes] | None = None
+        self.failure: str | None = None
+        self.client_gone = False
+
+    def send(self, data: bytes) -> None:
+        with self.write_lock:
+            try:
+                self.wire_out.write(data)
+                self.wire_out.flush()
+            except (OSError, ValueError):  # the client closed our stdout: nobody is left to answer
+                self.stop(0)
+
+    def from_client(self, line: bytes) -> None:
+        with self.lock:
+            if self.server is not None:
+                self._to_server(line)
+                return
+            refused = wire.refusal(line)
+            if refused is not None:
+                self.send(refused)
+                return
+            message = _message(line)
+            key = _request_key(message)
+            if key is not None and message["method"] == "ping":
+                self.send(f'{{"jsonrpc":"2.0","id":{key},"result":{{}}}}\n'.encode())
+                return
+            reply = self._early(message, line)
+            if reply is not None:
+                self.send(reply)
+            elif key is not None and self.failure is not None:
+                self.send(error_line(message["id"], self.failure))
+            elif key is not None:
+                self.waiting[key] = message["id"]
+            if self.failure is None:
+                self.kept.append(line)
+
+    def _early(self, message: dict[str, Any], line: bytes) -> bytes | None:
+        if self.answers is None:
+            return None
+        reply = self.answers.reply(line)
+        params = message.get("params")
+        if reply is None and message.get("method") == "initialize" and isinstance(params, dict):
+            # A version the recorded answers lack: the SDK answers with the newest it knows,
+            # which is the newest recorded, so that is the answer.
+            versions = sorted(key.split("@", 1)[1] for key in self.answers.bodies if key.startswith("initialize@"))
+            if versions and isinstance(params.get("protocolVersion"), str):
+                newest = {**message, "params": {**params, "protocolVersion": versions[-1]}}
+                reply = self.answers.reply(json.dumps(newest).encode())
+        return reply
+
+    def _to_server(self, line: bytes) -> None:
+        assert self.server is not None and self.server.stdin is not None
+        try:
+            self.server.stdin.write(line)
+            self.server.stdin.flush()
+        except (OSError, ValueError):
+            pass  # the server has gone; its pump ends this process
+
+    def hand_over(self) -> None:
+        """Start the real server and give it the connection."""
+        try:
+            server = subprocess.Popen(self.server_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        except OSError as exc:
+            self.fail(f"reme-mcp: the plugin's server could not be started ({exc}); reinstall the plugin")
+            return
+        threading.Thread(target=self._pump, args=(server,), name="reme-pump", daemon=True).start()
+        with self.lock:
+            self.server = server
+            for line in self.kept:
+                self._to_server(line)
+            self.kept.clear()
+            if self.client_gone and server.stdin is not None:
+                server.stdin.close()
+
+    def _pump(self, server: subprocess.Popen[bytes]) -> None:
+        assert server.stdout is not None
+        for line in iter(server.stdout.readline, b""):
+            drop, contradicted = self.answers.settle(line) if self.answers is not None else (False, None)
+            if contradicted is not None:
+                print(
+                    f"reme-mcp: the early answer to request {contradicted} differs from the server's", file=sys.stderr
+                )
+            # Without the lock: a writer holding it may be blocked on the server, which may be
+            # blocked on this very read; one dict operation is atomic anyway.
+            if self.waiting:
+                self.waiting.pop(json.dumps(_message(line).get("id"), ensure_ascii=False), None)
+            if not drop:
+                self.send(line)
+        code = server.wait()
+        with self.lock:
+            for request_id in self.waiting.values():
+                message = (
+                    f"reme-mcp: the plugin's server exited (code {code}) before answering; its messages are on stderr"
+                )
+                self.send(error_line(request_id, message))
+        self.stop(code)
+
+    def fail(self, reason: str) -> None:
+        """The server cannot start: requests get the reason, the handshake is still answered."""
+        print(reason, file=sys.stderr)
+        with self.lock:
+            self.failure = reason
+            for request_id in self.waiting.values():
+                self.send(error_line(request_id, reason))
+            self.waiting.clear()
+            self.kept.clear()
+            if self.client_gone:
+                self.stop(1)
+
+    def client_closed(self) -> None:
+        """stdin ended: finish what the client still waits for, then end."""
+        with self.lock:
+            self.client_gone = True
+            if self.server is not None:
+                if self.server.stdin is not None:
+                    self.server.stdin.close()  # the pump ends the process once the server is done
+            elif self.failure is not None:
+                self.stop(1)
+            elif not self.waiting:
+                self.stop(0)
+
+    def stop(self, code: int) -> None:
+        sys.stderr.flush()
+        os._exit(code)
+
+    def end_on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.server is not None:
+            self.server.send_signal(signum)
+        self.stop(128 + signum)
+
+
+def _await_build(front: Front, build: subprocess.Popen[bytes], venv: Path) -> None:
+    _, err = build.communicate()
+    if (venv / ".reme-plugin-ready").is_file() and (venv / "bin" / "python").exists():
+        front.hand_over()
+        return
+    lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    front.fail(lines[-1] if lines else f"reme-mcp: building the plugin's environment in {venv} failed")
+
+
+def main(argv: list[str]) -> None:
+    """`main([plugin root, data folder, environment folder, *server arguments])`, from bin/reme-mcp."""
+    root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[3:]
+    # Its own session: the host ending this process (or its process group) leaves the build running.
+    build = subprocess.Popen(
+        [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    print(f"reme-mcp: first start of this plugin version: building its environment in {venv}", file=sys.stderr)
+    answers = recorded_answers()
+    if answers is None:
+        print(
+            "reme-mcp: the plugin's recorded handshake is missing or stale; the host waits for the build",
+            file=sys.stderr,
+        )
+    front = Front(answers, sys.stdout.buffer, [str(venv / "bin" / "python"), "-m", "reme_mcp", *server_args])
+    signal.signal(signal.SIGTERM, front.end_on_signal)
+    signal.signal(signal.SIGINT, front.end_on_signal)
+    threading.Thread(target=_await_build, args=(front, build, venv), name="reme-build", daemon=True).start()
+    for line in iter(sys.stdin.buffer.readline, b""):
+        front.from_client(line)
+    front.client_closed()
+    threading.Event().wait()  # the pump, or a failed build, ends the process
