@@ -9,7 +9,8 @@ a tool call. So this process:
 - starts the build (`bin/reme-mcp --build-only`) in a session of its own, so it finishes
   even when the host ends this process;
 - answers `initialize`, `tools/list` and `server/discover` from the answers recorded in
-  the package (reme_mcp/handshake.json), and `ping`, and keeps every other client line;
+  the package (reme_mcp/handshake.json), `ping`, and the acknowledgement that opens a
+  `subscriptions/listen` stream, as the SDK does; and keeps every client line;
 - once the environment is ready, starts the real server, replays every kept line (the
   handshake included, so the server's state is that of a normal connection; its own
   answers to requests answered here are dropped), then copies lines both ways until the
@@ -38,6 +39,9 @@ from reme_mcp import __version__, handshake, wire
 
 # JSON-RPC's range for errors the implementation defines.
 SERVER_ERROR = -32000
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGED = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 
 
 def recorded_answers() -> handshake.EarlyAnswers | None:
@@ -91,6 +95,8 @@ class Front:
         self.waiting: dict[str, Any] = {}
         self.server: subprocess.Popen[bytes] | None = None
         self.failure: str | None = None
+        # `subscriptions/listen` streams acknowledged here, by id as JSON.
+        self.acknowledged: set[str] = set()
         self.client_gone = False
 
     def send(self, data: bytes) -> None:
@@ -112,18 +118,30 @@ class Front:
                 return
             message = _message(line)
             key = _request_key(message)
-            if key is not None and message["method"] == "ping":
+            if key is not None and self._legacy_ping(message):
                 self.send(f'{{"jsonrpc":"2.0","id":{key},"result":{{}}}}\n'.encode())
                 return
             reply = self._early(message, line)
+            acknowledged = self._acknowledge(message) if reply is None else None
             if reply is not None:
                 self.send(reply)
+            elif acknowledged is not None:
+                # The stream stays open (the server answers it only when it ends), so nobody waits on it.
+                self.send(acknowledged)
             elif key is not None and self.failure is not None:
                 self.send(error_line(message["id"], self.failure))
             elif key is not None:
                 self.waiting[key] = message["id"]
             if self.failure is None:
                 self.kept.append(line)
+
+    def _legacy_ping(self, message: dict[str, Any]) -> bool:
+        """A ping the SDK answers with an empty result: before 2026-07-28, which removed ping."""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        modern = self.answers is not None and self.answers.era == "modern"
+        enveloped = isinstance(meta, dict) and handshake.PROTOCOL_VERSION_KEY in meta
+        return message["method"] == "ping" and not modern and not enveloped and params in (None, {})
 
     def _early(self, message: dict[str, Any], line: bytes) -> bytes | None:
         if self.answers is None:
@@ -138,6 +156,40 @@ class Front:
                 newest = {**message, "params": {**params, "protocolVersion": versions[-1]}}
                 reply = self.answers.reply(json.dumps(newest).encode())
         return reply
+
+    def _acknowledge(self, message: dict[str, Any]) -> bytes | None:
+        """The first frame of a `subscriptions/listen` stream (2026-07-28), as the SDK sends it.
+
+        A client may wait for it before it lists the tools (Claude Code does), so it cannot
+        wait for the build. The SDK honours every kind asked for, and drops the rest.
+        """
+        params = message.get("params")
+        if message.get("method") != "subscriptions/listen" or not isinstance(params, dict):
+            return None
+        meta, asked, request_id = params.get("_meta"), params.get("notifications"), message.get("id")
+        if not isinstance(meta, dict) or handshake.PROTOCOL_VERSION_KEY not in meta or not isinstance(asked, dict):
+            return None
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        honored: dict[str, Any] = {kind: True for kind in LIST_CHANGED if asked.get(kind)}
+        if asked.get("resourceSubscriptions"):
+            honored["resourceSubscriptions"] = asked["resourceSubscriptions"]
+        self.acknowledged.add(json.dumps(request_id))
+        body = {"_meta": {SUBSCRIPTION_ID_KEY: request_id}, "notifications": honored}
+        notification = {"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": body}
+        return json.dumps(notification, ensure_ascii=False).encode("utf-8") + b"\n"
+
+    def _duplicate_ack(self, line: bytes) -> bool:
+        """Whether this server line acknowledges a stream already acknowledged here."""
+        if not self.acknowledged or ACKNOWLEDGED.encode() not in line:
+            return False
+        params = _message(line).get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        stream = json.dumps(meta.get(SUBSCRIPTION_ID_KEY)) if isinstance(meta, dict) else None
+        if stream not in self.acknowledged:
+            return False
+        self.acknowledged.discard(stream)
+        return True
 
     def _to_server(self, line: bytes) -> None:
         assert self.server is not None and self.server.stdin is not None
@@ -175,7 +227,7 @@ class Front:
             # blocked on this very read; one dict operation is atomic anyway.
             if self.waiting:
                 self.waiting.pop(json.dumps(_message(line).get("id"), ensure_ascii=False), None)
-            if not drop:
+            if not drop and not self._duplicate_ack(line):
                 self.send(line)
         code = server.wait()
         with self.lock:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from reme_mcp.handshake import envelope
 from tests.hosts.acceptance import copy_plugin, no_environment_built, one_core_busy
 from tests.hosts.cache import cache_root, uv_bin
 from tests.hosts.script import REME_TOOLS
@@ -40,6 +41,14 @@ def _initialize(version: str, request_id: int = 1) -> dict[str, Any]:
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+MODERN = ("2026-07-28",)
+
+
+def _listen(version: str) -> dict[str, Any]:
+    """A `subscriptions/listen` stream asking for more than reme has, as a client may."""
+    kinds = {"toolsListChanged": True, "promptsListChanged": False, "resourceSubscriptions": ["memory://x"]}
+    params = {"_meta": envelope(version, "t"), "notifications": kinds}
+    return {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen", "params": params}
 
 
 def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +75,9 @@ class Connection:
             argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.seen: list[dict[str, Any]] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -78,20 +89,37 @@ class Connection:
         self.proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
         self.proc.stdin.flush()
 
+    def next(self, timeout: float = 300) -> dict[str, Any]:
+        """The next message; every stdout line must be a JSON-RPC message."""
+        message: dict[str, Any] = json.loads(self.lines.get(timeout=timeout))
+        assert message.get("jsonrpc") == "2.0", message
+        self.seen.append(message)
+        return message
+
     def ask(self, message: dict[str, Any], timeout: float = 300) -> dict[str, Any]:
-        """The answer to this request; every stdout line must be a JSON-RPC message."""
+        """The answer to this request."""
         self.tell(message)
         while True:
-            answer = json.loads(self.lines.get(timeout=timeout))
-            assert answer.get("jsonrpc") == "2.0", answer
+            answer = self.next(timeout)
             if answer.get("id") == message["id"] and "method" not in answer:
-                return answer  # type: ignore[no-any-return]
+                return answer
 
     def handshake(self, version: str = "2025-06-18") -> tuple[float, list[str]]:
-        """Seconds from spawn to the tools/list answer, and the tools it listed."""
-        assert self.ask(_initialize(version))["result"]["protocolVersion"] == version
-        self.tell(INITIALIZED)
-        listed = self.ask(TOOLS_LIST)
+        """Seconds from spawn to the tools/list answer, and the tools it listed.
+
+        A 2026-07-28 version talks as Claude Code does: `server/discover`, then a
+        `subscriptions/listen` stream whose acknowledgement it waits for, then `tools/list`."""
+        if version in MODERN:
+            meta = {"_meta": envelope(version, "t")}
+            assert "result" in self.ask({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta})
+            self.tell(_listen(version))
+            ack = self.next()
+            assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+            listed = self.ask({**TOOLS_LIST, "params": meta})
+        else:
+            assert "result" in self.ask(_initialize(version))
+            self.tell(INITIALIZED)
+            listed = self.ask(TOOLS_LIST)
         return time.perf_counter() - self.started, sorted(tool["name"] for tool in listed["result"]["tools"])
 
     def close(self, timeout: float = 300) -> tuple[int, str, bytes]:
@@ -101,7 +129,9 @@ class Connection:
         assert self.proc.stderr is not None
         err = self.proc.stderr.read()
         code = self.proc.wait(timeout=timeout)
+        self.reader.join(timeout=timeout)
         rest = b"".join(self.lines.get() for _ in range(self.lines.qsize()))
+        self.seen += [json.loads(line) for line in rest.splitlines()]
         return code, err.decode(errors="replace"), rest
 
 
@@ -124,14 +154,19 @@ def first_starts(plugin: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     records: list[dict[str, Any]] = []
     with one_core_busy():
         connections = [_launch(plugin, data, _env(with_uv=True)) for _ in range(2)]
-        for connection in connections:
-            seconds, tools = connection.handshake()
-            records.append({"handshake_s": seconds, "tools": tools})
+        # One talks as Codex does (2025-06-18), the other as Claude Code does (2026-07-28).
+        for connection, version in zip(connections, ("2025-06-18", *MODERN), strict=True):
+            seconds, tools = connection.handshake(version)
+            records.append({"handshake_s": seconds, "tools": tools, "version": version})
         for number, (connection, record) in enumerate(zip(connections, records, strict=True)):
             fact = {"content": f"Launcher fact {number}: the build finished before this was stored."}
-            record["remember"] = connection.ask(_call(3, "remember", fact))
+            call = _call(3, "remember", fact)
+            if record["version"] in MODERN:
+                call["params"]["_meta"] = envelope(record["version"], "t")
+            record["remember"] = connection.ask(call)
             record["remember_s"] = time.perf_counter() - connection.started
             record["code"], record["stderr"], record["rest"] = connection.close()
+            record["seen"] = connection.seen
     for record in records:
         print(
             f"first start: tools/list after {record['handshake_s']:.3f} s, remember after {record['remember_s']:.1f} s"
@@ -148,7 +183,15 @@ def test_a_first_start_answers_the_handshake_at_once_and_the_tool_call_once_buil
         assert record["handshake_s"] < HOST_GRACE_S, record
         result = record["remember"]["result"]
         assert not result["isError"] and result["content"][0]["text"].startswith("Stored "), result
-        assert record["code"] == 0 and record["rest"] == b"", record
+        assert record["code"] == 0, record
+        # Each request answered once, each listen stream acknowledged once: the server's answers to
+        # what was answered early are dropped.
+        answered = [message.get("id") for message in record["seen"] if "method" not in message]
+        assert len(answered) == len(set(answered)), answered
+        acks = [message for message in record["seen"] if message.get("method", "").endswith("acknowledged")]
+        assert len(acks) == (1 if record["version"] in MODERN else 0), record["seen"]
+        # What is left once stdin closes: at most the end of the listen stream.
+        assert [json.loads(line).get("id") for line in record["rest"].splitlines()] in ([], ["listen:0"]), record
         assert "building its environment" in record["stderr"], record["stderr"]
         # The real server's answers to the replayed handshake matched the early ones.
         assert "differs" not in record["stderr"], record["stderr"]
@@ -219,23 +262,23 @@ def test_changed_code_is_rebuilt_even_when_the_host_ends_the_first_start(
     assert code == 0 and "building" not in err, err
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01"])
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01", *MODERN])
 def test_the_first_start_negotiates_as_the_server_does(plugin: Path, tmp_path: Path, version: str) -> None:
     """The early answers equal the real server's, for every version a client may ask for (one it
     does not know included): the installed server beside the launcher's front (no uv, so no build)."""
     server = Connection([sys.executable, "-m", "reme_mcp", "--workspace", str(tmp_path / "w")], os.environ, tmp_path)
     front = _launch(plugin, tmp_path / "data", _env(with_uv=False))
-    answers = []
     for connection in (server, front):
-        answer = [connection.ask(_initialize(version))]
-        connection.tell(INITIALIZED)
-        answer.append(connection.ask(TOOLS_LIST))
-        answer.append(connection.ask({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
-        answers.append(answer)
+        connection.handshake(version)
+        if version not in MODERN:  # 2026-07-28 has no ping
+            connection.ask({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+        connection.seen = [message for message in connection.seen if message.get("id") != "listen:0"]
+    assert server.seen == front.seen
+    if version not in MODERN:
+        expected = "2025-11-25" if version == "2099-01-01" else version
+        assert front.seen[0]["result"]["protocolVersion"] == expected
+    for connection in (server, front):
         connection.close()
-    for ours, theirs in zip(answers[0], answers[1], strict=True):
-        assert ours == theirs, (json.dumps(ours)[:3000], json.dumps(theirs)[:3000])
-    assert answers[1][0]["result"]["protocolVersion"] == ("2025-11-25" if version == "2099-01-01" else version)
 
 
 def test_an_unexpanded_placeholder_is_one_clear_line(plugin: Path, tmp_path: Path) -> None:
