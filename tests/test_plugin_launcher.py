@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reme_mcp.handshake import envelope
+from reme_mcp.faces.stdio.recorder import envelope
 from tests.hosts.acceptance import copy_plugin, no_environment_built, one_core_busy
 from tests.hosts.cache import cache_root, uv_bin
 from tests.hosts.script import REME_TOOLS

@@ -9,7 +9,7 @@ a tool call. So this process:
 - starts the build (`bin/reme-mcp --build-only`) in a session of its own, so it finishes
   even when the host ends this process;
 - answers `initialize`, `tools/list` and `server/discover` from the answers recorded in
-  the package (reme_mcp/handshake.json), `ping`, and the acknowledgement that opens a
+  the package (reme_mcp/faces/stdio/handshake.json), `ping`, and the acknowledgement that opens a
   `subscriptions/listen` stream, as the SDK does; and keeps every client line;
 - once the environment is ready, starts the real server, replays every kept line (the
   handshake included, so the server's state is that of a normal connection; its own
@@ -35,7 +35,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from reme_mcp import __version__, handshake, wire
+from reme_mcp import __version__
+from reme_mcp.faces.stdio import handshake, wire
 
 # JSON-RPC's range for errors the implementation defines.
 SERVER_ERROR = -32000
