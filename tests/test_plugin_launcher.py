@@ -163,9 +163,16 @@ def first_starts(plugin: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
             call = _call(3, "remember", fact)
             if record["version"] in MODERN:
                 call["params"]["_meta"] = envelope(record["version"], "t")
-            record["remember"] = connection.ask(call)
+            if record["version"] in MODERN:
+                # This one closes its stdin right after the call, as a one-shot client does: the
+                # launcher still waits for the build and delivers the answer before it exits.
+                connection.tell(call)
+                record["code"], record["stderr"], record["rest"] = connection.close()
+                (record["remember"],) = [message for message in connection.seen if message.get("id") == 3]
+            else:
+                record["remember"] = connection.ask(call)
+                record["code"], record["stderr"], record["rest"] = connection.close()
             record["remember_s"] = time.perf_counter() - connection.started
-            record["code"], record["stderr"], record["rest"] = connection.close()
             record["seen"] = connection.seen
     for record in records:
         print(
@@ -190,8 +197,9 @@ def test_a_first_start_answers_the_handshake_at_once_and_the_tool_call_once_buil
         assert len(answered) == len(set(answered)), answered
         acks = [message for message in record["seen"] if message.get("method", "").endswith("acknowledged")]
         assert len(acks) == (1 if record["version"] in MODERN else 0), record["seen"]
-        # What is left once stdin closes: at most the end of the listen stream.
-        assert [json.loads(line).get("id") for line in record["rest"].splitlines()] in ([], ["listen:0"]), record
+        # What is left once stdin closes: the answer still owed, and at most the end of the listen stream.
+        left = {json.loads(line).get("id") for line in record["rest"].splitlines()}
+        assert left <= ({3, "listen:0"} if record["version"] in MODERN else set()), record
         assert "building its environment" in record["stderr"], record["stderr"]
         # The real server's answers to the replayed handshake matched the early ones.
         assert "differs" not in record["stderr"], record["stderr"]

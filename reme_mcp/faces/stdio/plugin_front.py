@@ -25,6 +25,7 @@ protocol only; this process's own messages are single lines on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -111,6 +112,7 @@ class Front:
     def from_client(self, line: bytes) -> None:
         with self.lock:
             if self.server is not None:
+                self._track(_message(line))
                 self._to_server(line)
                 return
             refused = wire.refusal(line)
@@ -131,10 +133,21 @@ class Front:
                 self.send(acknowledged)
             elif key is not None and self.failure is not None:
                 self.send(error_line(message["id"], self.failure))
-            elif key is not None:
-                self.waiting[key] = message["id"]
+            else:
+                self._track(message)
             if self.failure is None:
                 self.kept.append(line)
+
+    def _track(self, message: dict[str, Any]) -> None:
+        """A request the server must answer before this process may let it go.
+
+        The SDK drops the requests still running when its stdin closes, so when the client
+        closes first, the server's stdin stays open until these are answered. A listen
+        stream is answered only when it ends, so it is not waited for.
+        """
+        key = _request_key(message)
+        if key is not None and message["method"] != "subscriptions/listen":
+            self.waiting[key] = message["id"]
 
     def _legacy_ping(self, message: dict[str, Any]) -> bool:
         """A ping the SDK answers with an empty result: before 2026-07-28, which removed ping."""
@@ -213,8 +226,8 @@ class Front:
             for line in self.kept:
                 self._to_server(line)
             self.kept.clear()
-            if self.client_gone and server.stdin is not None:
-                server.stdin.close()
+            if self.client_gone and not self.waiting:
+                self._release(server)
 
     def _pump(self, server: subprocess.Popen[bytes]) -> None:
         assert server.stdout is not None
@@ -228,6 +241,8 @@ class Front:
             # blocked on this very read; one dict operation is atomic anyway.
             if self.waiting:
                 self.waiting.pop(json.dumps(_message(line).get("id"), ensure_ascii=False), None)
+                if self.client_gone and not self.waiting:
+                    self._release(server)
             if not drop and not self._duplicate_ack(line):
                 self.send(line)
         code = server.wait()
@@ -256,12 +271,19 @@ class Front:
         with self.lock:
             self.client_gone = True
             if self.server is not None:
-                if self.server.stdin is not None:
-                    self.server.stdin.close()  # the pump ends the process once the server is done
+                if not self.waiting:
+                    self._release(self.server)
             elif self.failure is not None:
                 self.stop(1)
             elif not self.waiting:
                 self.stop(0)
+
+    @staticmethod
+    def _release(server: subprocess.Popen[bytes]) -> None:
+        """Close the server's stdin: it ends, and then its pump ends this process."""
+        if server.stdin is not None and not server.stdin.closed:
+            with contextlib.suppress(OSError):
+                server.stdin.close()
 
     def stop(self, code: int) -> None:
         sys.stderr.flush()
