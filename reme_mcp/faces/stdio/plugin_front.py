@@ -6,8 +6,8 @@ takes seconds to minutes; a host gives a server about a second to answer its han
 and then runs the session without the tools that were late, but it waits far longer for
 a tool call. So this process:
 
-- starts the build (`bin/reme-mcp --build-only`) in a session of its own, so it finishes
-  even when the host ends this process;
+- builds the environment, or waits for the build another start runs
+  (reme_mcp/faces/stdio/plugin_build.py), in a thread;
 - answers `initialize`, `tools/list` and `server/discover` from the answers recorded in
   the package (reme_mcp/faces/stdio/handshake.json), `ping`, and the acknowledgement that opens a
   `subscriptions/listen` stream, as the SDK does; and keeps every client line;
@@ -37,7 +37,7 @@ from types import FrameType
 from typing import IO, Any
 
 from reme_mcp import __version__
-from reme_mcp.faces.stdio import handshake, wire
+from reme_mcp.faces.stdio import handshake, plugin_build, wire
 
 # JSON-RPC's range for errors the implementation defines.
 SERVER_ERROR = -32000
@@ -295,27 +295,17 @@ class Front:
         self.stop(128 + signum)
 
 
-def _await_build(front: Front, build: subprocess.Popen[bytes], venv: Path) -> None:
-    _, err = build.communicate()
-    if (venv / ".reme-plugin-ready").is_file() and (venv / "bin" / "python").exists():
+def _await_build(front: Front, root: Path, data: str, venv: Path) -> None:
+    failure = plugin_build.build(root, data, venv)
+    if failure is None:
         front.hand_over()
-        return
-    lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
-    front.fail(lines[-1] if lines else f"reme-mcp: building the plugin's environment in {venv} failed")
+    else:
+        front.fail(failure)
 
 
 def main(argv: list[str]) -> None:
     """`main([plugin root, data folder, environment folder, *server arguments])`, from bin/reme-mcp."""
     root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[3:]
-    # Its own session: the host ending this process (or its process group) leaves the build running.
-    build = subprocess.Popen(
-        [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    print(f"reme-mcp: first start of this plugin version: building its environment in {venv}", file=sys.stderr)
     answers = recorded_answers()
     if answers is None:
         print(
@@ -325,7 +315,7 @@ def main(argv: list[str]) -> None:
     front = Front(answers, sys.stdout.buffer, [str(venv / "bin" / "python"), "-m", "reme_mcp", *server_args])
     signal.signal(signal.SIGTERM, front.end_on_signal)
     signal.signal(signal.SIGINT, front.end_on_signal)
-    threading.Thread(target=_await_build, args=(front, build, venv), name="reme-build", daemon=True).start()
+    threading.Thread(target=_await_build, args=(front, root, data, venv), name="reme-build", daemon=True).start()
     for line in iter(sys.stdin.buffer.readline, b""):
         front.from_client(line)
     front.client_closed()
