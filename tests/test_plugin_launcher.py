@@ -280,6 +280,25 @@ def test_changed_code_is_rebuilt_even_when_the_host_ends_the_first_start(
     assert code == 0 and "building" not in err, err
 
 
+def test_a_failed_build_is_named_in_each_tool_call_error(plugin: Path, tmp_path: Path) -> None:
+    """uv with no index it can reach and nothing cached: the handshake is answered, the tool call
+    gets uv's reason and what to do, and stderr says it in one line."""
+    unreachable = "http://127.0.0.1:9/simple"
+    env = {**_env(with_uv=True), "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_DEFAULT_INDEX": unreachable}
+    env["UV_INDEX_URL"] = unreachable
+    connection = _launch(plugin, tmp_path / "data", env)
+    _, tools = connection.handshake()
+    assert tools == sorted(REME_TOOLS)
+    refused = connection.ask(_call(3, "search", {"query": "anything"}))["error"]["message"]
+    assert refused.startswith("reme-mcp: building the plugin's environment in "), refused
+    assert "Connection refused" in refused and "start a new session" in refused, refused
+    log = Path(refused.split("uv's messages are in ", 1)[1].split(";", 1)[0])
+    assert "Connection refused" in log.read_text(encoding="utf-8")
+    code, err, _ = connection.close()
+    assert code == 1 and err.splitlines()[-1] == refused, err
+    assert no_environment_built(tmp_path / "data")
+
+
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01", *MODERN])
 def test_the_first_start_negotiates_as_the_server_does(plugin: Path, tmp_path: Path, version: str) -> None:
     """The early answers equal the real server's, for every version a client may ask for (one it
