@@ -19,6 +19,7 @@ one door to it; behind it:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -198,7 +199,7 @@ class MemoryIndex:
         pairs = ranking.phrase_pairs(text)
         hits, total = self.search(tokens, limit + SPARE_FOR_ARRANGING, start_date, end_date, path_prefix, pairs)
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
-        arranged = arrange(hits, limit, self._superseders(), self._first_chunk)
+        arranged = arrange(hits, limit, self._superseders(), self._first_chunk, self._rarity(tokens))
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
         terms = frozenset(tokens)
         finished = [FoundHit(a.hit, *snippet(a.hit.content, terms, share), a.superseded_by, a.newer) for a in arranged]
@@ -217,6 +218,15 @@ class MemoryIndex:
             pairs = ((r.path, r.supersedes) for r in records.values() if r.supersedes)
             self._superseders_of = (key, superseders(pairs))
         return self._superseders_of[1]
+
+    def _rarity(self, tokens: list[str]) -> dict[str, float]:
+        """Each query word's IDF over the chunks' text: how much it tells one chunk from another."""
+
+        def step(searcher: Searcher) -> dict[str, float]:
+            docs = max(1, searcher.doc_count())
+            return {t: math.log(1 + docs / (1 + searcher.doc_frequency("content", t))) for t in tokens}
+
+        return self._read(step)
 
     def _first_chunk(self, path: str) -> ChunkHit | None:
         """A file's first chunk (a note the query did not find but a hit is replaced by)."""

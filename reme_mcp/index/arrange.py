@@ -29,6 +29,11 @@ REPEAT_SHARE = 0.7
 # A curated note goes before a dialog hit holding this share of the note's words.
 REPEATED_SHARE = 0.6
 DIALOG_SUFFIX = ".jsonl"
+# A newer hit is another version of an older one only if it keeps this share (by rarity) of the
+# query's words the older one holds.
+SUBJECT_KEPT = 0.6
+# The query's words at least this rare, relative to its rarest word a hit holds, name its subject.
+SUBJECT_RARITY = 0.9
 
 
 @dataclass(frozen=True)
@@ -43,13 +48,15 @@ def arrange(
     limit: int,
     by_target: Mapping[str, list[str]],
     chunk_of: Callable[[str], ChunkHit | None],
+    query_weights: Mapping[str, float],
 ) -> list[Arranged]:
     """The hits in the order they are shown, at most `limit`; `by_target` is versions.superseders's map,
-    `chunk_of(path)` a file's first chunk (for a replacement the query did not find)."""
+    `chunk_of(path)` a file's first chunk (for a replacement the query did not find), `query_weights`
+    the query's analysed words with their rarity (IDF)."""
     merged = _spread(_merge_neighbours(hits))
     merged = _curated_first(merged)
     arranged = _explicit_versions(merged, by_target, chunk_of)
-    return _implicit_versions(arranged)[:limit]
+    return _implicit_versions(arranged, query_weights)[:limit]
 
 
 def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
@@ -134,11 +141,26 @@ def _explicit_versions(
     return out
 
 
-def _implicit_versions(out: list[Arranged]) -> list[Arranged]:
+def _same_subject(older: str, newer: str, query_weights: Mapping[str, float]) -> bool:
+    """Whether the newer text keeps what the query found in the older one: of the query's words the
+    older holds, the newer holds nearly all by rarity. "ledger service" and "checkout service" share
+    the common words; the rare one the question named ("ledger") tells them apart."""
+    old, new = _words(older), _words(newer)
+    found = {term: weight for term, weight in query_weights.items() if term in old}
+    total = sum(found.values())
+    return total <= 0 or sum(w for term, w in found.items() if term in new) >= SUBJECT_KEPT * total
+
+
+def _implicit_versions(out: list[Arranged], query_weights: Mapping[str, float]) -> list[Arranged]:
+    held = {term: w for term, w in query_weights.items() if any(term in _words(a.hit.content) for a in out)}
+    top = max(held.values(), default=0.0)
+    # The words that name what was asked (the rarest the hits hold): only hits about it are versions of it.
+    subject = {term for term, w in held.items() if w >= SUBJECT_RARITY * top}
     i = 0
     while i < len(out):
         older = out[i]
-        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX):
+        off_subject = not subject <= _words(older.hit.content)
+        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX) or off_subject:
             i += 1  # a dialog is what was said at the time, not a kept statement of a fact
             continue
         newer = [
@@ -150,6 +172,8 @@ def _implicit_versions(out: list[Arranged]) -> list[Arranged]:
             and out[j].hit.path != older.hit.path
             and not out[j].hit.path.endswith(DIALOG_SUFFIX)
             and same_fact(older.hit.content, out[j].hit.content)
+            and subject <= _words(out[j].hit.content)
+            and _same_subject(older.hit.content, out[j].hit.content, query_weights)
         ]
         if not newer:
             i += 1

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reme_mcp.index import FoundHit
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.hits import ChunkHit
+from reme_mcp.index.versions import same_fact
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.
 _LEAD_IN = re.compile(
@@ -31,7 +32,8 @@ _RESULT_LINES = re.compile(
 )
 DIALOG_SUFFIX = ".jsonl"
 # Where recalled text breaks into pieces: a snippet's cut, a new line, a sentence's end.
-_PIECES = re.compile(r"…|\n+|(?<=[.!?。！？;；])\s+")
+_PIECES = re.compile(r"…|\n+|(?<=[.!?。！？;；])\s+|\s+-\s+")
+_HYPHEN_JOIN = re.compile(r"(?<=\w)-(?=\w)")
 
 
 def core(content: str) -> str:
@@ -44,8 +46,12 @@ def core(content: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """The analysed words of a text in order (what a search would match it by), stop words left out."""
-    return [t.text for t in memory_analyzer()(text, mode="query")]
+    """The analysed words of a text in order (what a search would match it by), stop words left out.
+
+    Words joined by hyphens count as the words: a note's file-name slug shown with a search hit
+    ("the-notifier-service-now") is the note's own words.
+    """
+    return [t.text for t in memory_analyzer()(_HYPHEN_JOIN.sub(" ", text), mode="query")]
 
 
 def _holds_run(haystack: list[str], run: list[str]) -> bool:
@@ -54,16 +60,30 @@ def _holds_run(haystack: list[str], run: list[str]) -> bool:
     return any(haystack[i : i + width] == run for i in range(len(haystack) - width + 1))
 
 
-def echoed(content: str, candidates: Iterable[FoundHit]) -> FoundHit | None:
+def echoed(content: str, candidates: Iterable[ChunkHit]) -> ChunkHit | None:
     """The first candidate (a note found by searching for the content) that already holds every
     piece of the content's core as a run of its own words; None when the content adds anything."""
     pieces = [run for piece in _PIECES.split(core(content)) if (run := words(piece))]
     if not pieces:
         return None
     for found in candidates:
-        if found.hit.path.endswith(DIALOG_SUFFIX):
+        if found.path.endswith(DIALOG_SUFFIX):
             continue  # a dialog is what was said, not a kept note: a fact said there may still be kept
-        kept = words(found.hit.content)
+        kept = words(found.content)
         if all(_holds_run(kept, run) for run in pieces):
             return found
     return None
+
+
+def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
+    """Newer notes among the candidates that read as another version of the echoed note's fact."""
+    return sorted(
+        {
+            hit.path
+            for hit in candidates
+            if hit.path != kept.path
+            and not hit.path.endswith(DIALOG_SUFFIX)
+            and (hit.date or "") > (kept.date or "")
+            and same_fact(kept.content, hit.content)
+        }
+    )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
+from reme_mcp.index.query import query_tokens
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, traverse
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 MAX_READ_BYTES = MAX_INDEXED_BYTES
 # Notes compared with a remember's content to tell an echo of one (echo.py).
 ECHO_CANDIDATES = 5
+# The echo's search asks with the content's first words: enough to find the note it copies.
+ECHO_QUERY_WORDS = 32
 
 
 class Memory:
@@ -246,12 +249,12 @@ class Memory:
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
+        echo = self._echo(note)  # outside the lock: a search must not hold up other writers
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
                 day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
                 return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
-            echo = self._echo(note)
             if echo is not None:
                 return echo
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
@@ -294,23 +297,24 @@ class Memory:
         """The answer for content that adds nothing to a note already kept (echo.py), else None.
 
         A note that supersedes others is a correction, never an echo. The search reads the last
-        commit without waiting for writes still batched: a copy of a note stored a moment ago is
-        caught by the exact check before this.
+        commit without waiting for writes still batched (a copy of a note stored a moment ago is
+        caught by the exact check), and only the index's raw ranking: it runs on every remember.
         """
         if note.supersedes or not self.index.ready():
             return None
-        found = self.index.find(echo.core(note.content)[:MAX_QUERY_CHARS], ECHO_CANDIDATES)
-        kept = echo.echoed(note.content, found.hits)
+        tokens = query_tokens(echo.core(note.content)[:MAX_QUERY_CHARS])[:ECHO_QUERY_WORDS]
+        hits, _ = self.index.search(tokens, ECHO_CANDIDATES)
+        kept = echo.echoed(note.content, hits)
         if kept is None:
             return None
-        day = kept.hit.path.split("/")[1] if kept.hit.path.startswith("daily/") else None
+        day = kept.path.split("/")[1] if kept.path.startswith("daily/") else None
         return RememberResult(
-            path=kept.hit.path,
+            path=kept.path,
             created=False,
-            duplicate_of=kept.hit.path,
+            duplicate_of=kept.path,
             day_index=f"daily/{day}.md" if day else "",
-            superseded_by=list(kept.superseded_by),
-            possibly_outdated_by=list(kept.newer),
+            superseded_by=self.index.superseded_by([kept.path])[kept.path],
+            possibly_outdated_by=echo.newer_versions(kept, hits),
         )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
