@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +100,19 @@ def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts
     import uvicorn
 
     app = build_app(server, host, port, token, extra_hosts)
+    # uvicorn stops gracefully on SIGTERM, then raises the signal again once it has restored the
+    # handler it found: with the default one the process would end there, before the batched
+    # day indexes and index commits below are written.
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
     finally:
         server.finish()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def guarded_protocol() -> type[Any]:

@@ -238,8 +238,17 @@ class DayIndex:
         return f"daily/{day}.md"
 
     def flush(self) -> None:
-        """Refresh the day indexes the batch still owes (the server is ending)."""
+        """Refresh the day indexes the batch still owes, then every day this process wrote (the server
+        is ending): a batch that gave a day up (its index busy or broken then) is tried once more."""
         self._batch.flush()
+        if not self._written:
+            return
+        with self.ws.lock("write"):
+            for day in sorted(self._written):
+                try:
+                    self.refresh(day)
+                except (OSError, ReMeError) as exc:  # the mark stays: the next warm-up tries again
+                    log.warning("reme-mcp: day index of %s not refreshed: %s", day, exc)
 
     def catch_up(self) -> int:
         """Refresh the day indexes a process that died before its batch left behind; returns how many.
