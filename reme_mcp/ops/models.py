@@ -15,7 +15,7 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
-from reme_mcp.safety.boundary import inside, one_line, wrap
+from reme_mcp.safety.boundary import inside, one_line, quoted_path, shown_path, wrap
 
 __all__ = [
     "DailyListResult",
@@ -71,8 +71,10 @@ class SearchResult(_Result):
             # Name and description are memory text: they go inside the hit's boundary.
             label = " - ".join(x for x in (hit.name, hit.description) if x)
             when = f" ({hit.date})" if hit.date else ""
-            lines.append(f"{i}. {one_line(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}")
-            lines.append(inside(hit.snippet, label) if label else hit.snippet)
+            lines.append(f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}")
+            block = inside(hit.snippet, label) if label else hit.snippet
+            # A path that is not plain is workspace text: given exactly, inside the boundary.
+            lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
         return "\n".join(lines)
@@ -89,7 +91,7 @@ class ReadResult(_Result):
     next_line: int | None = Field(default=None, description="Where to continue reading when truncated.")
 
     def render(self) -> str:
-        head = f"{one_line(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        head = f"{shown_path(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
         return f"{head}\n{self.content}{tail}"
 
@@ -167,8 +169,11 @@ class RememberResult(_Result):
 
     def render(self) -> str:
         if self.created:
-            return f"Stored {one_line(self.path)} (day index {one_line(self.day_index)} refreshed)."
-        return f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
+            return f"Stored {shown_path(self.path)} (day index {shown_path(self.day_index)} refreshed)."
+        held = self.duplicate_of or self.path
+        if shown_path(held) != held:  # a file someone else named: its exact name inside the boundary
+            return f"Already stored as {shown_path(held)}; nothing written.\n{wrap(f'path: {quoted_path(held)}', 'remember')}"
+        return f"Already stored as {held}; nothing written."
 
 
 class IndexReport(_Result):
