@@ -187,3 +187,34 @@ def test_day_index_lists_every_note_after_a_full_disk(tmp_path: Path) -> None:
         assert sorted(listed(ws, DAY)) == on_disk(ws, DAY)
     finally:
         subprocess.run(["umount", "-l", str(ws)], check=True)
+
+
+def test_a_note_a_killed_process_left_unmarked_is_listed_by_the_next_start(tmp_path: Path) -> None:
+    """A process killed after writing a note and before marking its day: the next server lists it."""
+    ws = tmp_path / "ws"
+    (ws / "daily").mkdir(parents=True)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "reme_mcp", "-w", str(ws)], env={**os.environ, "REME_TIMEZONE": "UTC"}
+    )
+
+    async def write_one() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            done = await client.call_tool("remember", {"content": "First fact zqfirstone.", "date": DAY})
+            assert not done.is_error
+
+    anyio.run(write_one)
+    time.sleep(0.05)  # the note below is written after the day index, as the killed process wrote it
+    (ws / "daily" / DAY / "orphan.md").write_text(
+        "---\nname: orphan\ndescription: Orphan fact\n---\nThe zqorphan fact.\n", encoding="utf-8"
+    )
+    assert f"daily/{DAY}/orphan.md" not in listed(ws, DAY)
+
+    async def start_only() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            await client.list_tools()  # the warm-up starts once the tools are listed
+            deadline = time.monotonic() + 20
+            while f"daily/{DAY}/orphan.md" not in listed(ws, DAY) and time.monotonic() < deadline:
+                await anyio.sleep(0.1)
+
+    anyio.run(start_only)
+    assert sorted(listed(ws, DAY)) == on_disk(ws, DAY)
