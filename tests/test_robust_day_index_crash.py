@@ -11,6 +11,7 @@ the day index lists every note.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -218,3 +219,36 @@ def test_a_note_a_killed_process_left_unmarked_is_listed_by_the_next_start(tmp_p
 
     anyio.run(start_only)
     assert sorted(listed(ws, DAY)) == on_disk(ws, DAY)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stdio_server_ended_by_a_signal_writes_its_day_index(tmp_path: Path, sig: signal.Signals) -> None:
+    """A host ends its stdio server with a signal right after a burst of notes: the day index lists them all."""
+    ws = tmp_path / "ws"
+    (ws / "daily").mkdir(parents=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reme_mcp", "-w", str(ws)],
+        env={**os.environ, "REME_TIMEZONE": "UTC"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(message: dict[str, object]) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    info = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info})
+    proc.stdout.readline()
+    ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    notes = 8
+    for k in range(1, notes + 1):
+        args = {"content": f"Burst fact {k}: zqburst{k}.", "date": DAY}
+        ask({"jsonrpc": "2.0", "id": k, "method": "tools/call", "params": {"name": "remember", "arguments": args}})
+        answer = json.loads(proc.stdout.readline())
+        assert answer["id"] == k and not answer["result"].get("isError"), answer
+    proc.send_signal(sig)  # within the burst's batch window: the last notes wait for their batch
+    proc.wait(timeout=30)
+    assert sorted(listed(ws, DAY)) == on_disk(ws, DAY) and len(on_disk(ws, DAY)) == notes

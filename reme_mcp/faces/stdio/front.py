@@ -8,12 +8,14 @@ SDK's later copy of those answers. A first `search` arriving before the SDK load
 answered early too, from the Memory the SDK then serves with, and not passed on
 (reme_mcp/faces/stdio/early_search.py).
 Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/faces/stdio/wire.py instead.
-SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
-there is nothing to tidy up.
+SIGINT and SIGTERM end the process within FINISH_TIMEOUT seconds: what waits for a batch
+(a burst's day index, index commits) is written first, and every file is written
+atomically, so nothing else needs tidying.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -40,17 +42,32 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     return wire_in, wire_out
 
 
-def _end_at_once(signum: int, _frame: FrameType | None) -> None:
-    sys.stderr.flush()
-    os._exit(128 + signum)
+FINISH_TIMEOUT = 3.0  # seconds a signalled server spends writing what waits for a batch
+
+
+def _ending(memory: LazyMemory) -> Callable[[int, FrameType | None], None]:
+    def end(signum: int, _frame: FrameType | None) -> None:
+        # In a thread, bounded: a call holding the workspace's lock must not keep the process alive.
+        finishing = threading.Thread(target=_finish_quietly, args=(memory,), daemon=True)
+        finishing.start()
+        finishing.join(FINISH_TIMEOUT)
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
+    return end
+
+
+def _finish_quietly(memory: LazyMemory) -> None:
+    with contextlib.suppress(Exception):  # what is not written now is caught up by the next start
+        memory.finish()
 
 
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
-    signal.signal(signal.SIGINT, _end_at_once)
-    signal.signal(signal.SIGTERM, _end_at_once)
-    answers = handshake.load()
     memory = LazyMemory(settings)
+    signal.signal(signal.SIGINT, _ending(memory))
+    signal.signal(signal.SIGTERM, _ending(memory))
+    answers = handshake.load()
     early = early_search.load(answers, memory)
     wire_in, wire_out = _claim_stdio()
     sdk_in_r, sdk_in_w = os.pipe()
