@@ -185,3 +185,13 @@ def test_remember_refuses_a_key_body_through_a_real_server(tmp_path: Path, keys:
     kept = [p.read_text(encoding="utf-8") for p in ws.rglob("*.md")]
     assert not [t for t in kept if "zqprod" in t or "zqwrapped" in t or "zqpw" in t]
     assert any("zqcert" in t for t in kept)
+
+
+def test_a_note_full_of_base64_like_words_is_checked_quickly() -> None:
+    """The largest note (64k characters) of tokens the shape check must decode, on lines naming a password."""
+    import time
+
+    for text in ("password " + "Abcdefg1X " * 6_400, "password Abcdefg1X\n" * 3_400, "QUJDREVGR0g=" * 5_300):
+        began = time.perf_counter()
+        assert find_secret(text) is None
+        assert time.perf_counter() - began < 1.0

@@ -53,8 +53,17 @@ def find_encoded(text: str, inner: Callable[[str], str | None]) -> tuple[str, in
     found = _END_KEY.search(text)
     if found and _KEY_BODY_BEFORE.search(text, max(0, found.start() - 600), found.start()):
         return "a private key block", found.start()
+    said: dict[int, bool] = {}  # line start -> whether the line names a credential (each line searched once)
+
+    def speaks_of_credentials(at: int) -> bool:
+        line = text.rfind("\n", 0, at) + 1
+        if line not in said:
+            end = text.find("\n", at)
+            said[line] = _CREDENTIAL_WORDS.search(text, line, end if end >= 0 else len(text)) is not None
+        return said[line]
+
     for start, run in _runs(text):
-        if run[1:].islower() or (len(run) < SHORT_RUN and not _speaks_of_credentials(text, start)):
+        if run[1:].islower() or (len(run) < SHORT_RUN and not speaks_of_credentials(start)):
             continue  # a word (base64 has capitals after its first character), or no context to judge it by
         data = _decoded(run)
         if data is None:
@@ -68,7 +77,7 @@ def find_encoded(text: str, inner: Callable[[str], str | None]) -> tuple[str, in
         held = inner(decoded)
         if held is not None:
             return f"{held} (base64-encoded)", start
-        if _looks_like_password(decoded) and _speaks_of_credentials(text, start):
+        if _looks_like_password(decoded) and speaks_of_credentials(start):
             return "a base64-encoded password", start
     return None
 
@@ -176,9 +185,3 @@ def _looks_like_password(decoded: str) -> bool:
         return False
     has_letter = any(ch.isalpha() for ch in decoded)
     return has_letter and any(ch.isdigit() or not ch.isalnum() for ch in decoded)
-
-
-def _speaks_of_credentials(text: str, at: int) -> bool:
-    """Whether the line holding `at` names a password, secret, token or key."""
-    end = text.find("\n", at)
-    return _CREDENTIAL_WORDS.search(text, text.rfind("\n", 0, at) + 1, end if end >= 0 else len(text)) is not None
