@@ -78,6 +78,27 @@ def test_a_key_body_without_its_begin_line_is_found(keys: dict[str, str], kind: 
         assert not any(line[8:40] in found.kind for line in lines)
 
 
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
+def test_a_pgp_secret_key_body_is_found_and_its_public_key_is_not(tmp_path: Path) -> None:
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    env = {**os.environ, "GNUPGHOME": str(home)}
+
+    def gpg(*args: str) -> str:
+        return subprocess.run(["gpg", "--batch", *args], env=env, capture_output=True, text=True, check=True).stdout
+
+    gpg("--passphrase", "", "--quick-gen-key", "zq <zq@example.invalid>", "ed25519", "default", "never")
+    secret = gpg("--pinentry-mode", "loopback", "--passphrase", "", "--armor", "--export-secret-keys")
+    public = gpg("--armor", "--export")
+
+    def armored_body(armor: str) -> str:  # the base64 lines, without the BEGIN line and the checksum
+        return "\n".join(line for line in body(armor).splitlines() if not line.startswith("="))
+
+    found = find_secret(armored_body(secret))
+    assert found is not None and found.kind == "a PGP private key (its body)"
+    assert find_secret(armored_body(public)) is None
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_pem_file_wrapped_in_base64_is_found(keys: dict[str, str], kind: str) -> None:
     if kind not in keys:
