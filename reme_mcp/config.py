@@ -9,7 +9,7 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from reme_mcp.errors import ReMeError
+from reme_mcp.errors import ReMeError, shown
 
 DEFAULT_HTTP_PORT = 7331  # ReMe's own service uses 2333; keep clear of it.
 MAX_NOTE_CHARS = 64_000
@@ -97,8 +97,9 @@ def resolve_timezone(name: str | None) -> tzinfo:
     if name:
         try:
             return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ReMeError(f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin") from exc
+        # OSError: a folder of the zone database (America), or a name too long for a file name.
+        except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ReMeError(f"unknown time zone {shown(name)}: use an IANA name such as Europe/Berlin") from exc
     local = datetime.now().astimezone().tzinfo
     return local if local is not None else ZoneInfo("UTC")
 

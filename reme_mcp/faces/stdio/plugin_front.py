@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -36,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from reme_mcp import __version__
+from reme_mcp import __version__, process
 from reme_mcp.faces.stdio import handshake, plugin_build, wire
 
 # JSON-RPC's range for errors the implementation defines.
@@ -313,8 +312,7 @@ def main(argv: list[str]) -> None:
             file=sys.stderr,
         )
     front = Front(answers, sys.stdout.buffer, [str(venv / "bin" / "python"), "-m", "reme_mcp", *server_args])
-    signal.signal(signal.SIGTERM, front.end_on_signal)
-    signal.signal(signal.SIGINT, front.end_on_signal)
+    process.on_end_signals(front.end_on_signal)
     threading.Thread(target=_await_build, args=(front, root, data, venv), name="reme-build", daemon=True).start()
     for line in iter(sys.stdin.buffer.readline, b""):
         front.from_client(line)
