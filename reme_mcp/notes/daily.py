@@ -237,18 +237,21 @@ class DayIndex:
         self._batch.wrote()
         return f"daily/{day}.md"
 
-    def flush(self) -> None:
+    def flush(self) -> list[str]:
         """Refresh the day indexes the batch still owes, then every day this process wrote (the server
-        is ending): a batch that gave a day up (its index busy or broken then) is tried once more."""
+        is ending): a batch that gave a day up (its index busy or broken then) is tried once more.
+        Returns the day indexes refreshed, for the search index to take."""
         self._batch.flush()
+        refreshed: list[str] = []
         if not self._written:
-            return
+            return refreshed
         with self.ws.lock("write"):
             for day in sorted(self._written):
                 try:
-                    self.refresh(day)
+                    refreshed.append(self.refresh(day))
                 except (OSError, ReMeError) as exc:  # the mark stays: the next warm-up tries again
                     log.warning("reme-mcp: day index of %s not refreshed: %s", day, exc)
+        return refreshed
 
     def catch_up(self) -> int:
         """Refresh the day indexes a process that died before its batch left behind, and those whose

@@ -345,7 +345,9 @@ class Memory:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
         if self._team is not None:
             self._team.stop()
-        self.days.flush()
+        refreshed = self.days.flush()
+        with contextlib.suppress(OSError):  # a day index not indexed now is by the next search's sync
+            self.index.written(refreshed)
         self.index.flush()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexResult:
