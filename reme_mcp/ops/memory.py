@@ -241,15 +241,16 @@ class Memory:
         )
         note = dataclasses.replace(note, supersedes=self._replaced(supersedes or []))
         try:
-            return self._remember(note)
+            return self._remember(note, recalled=echo.looks_recalled(content))
         except OSError as exc:
             raise ReMeError(os_error_line(exc, "remember")) from exc
 
-    def _remember(self, note: NoteInput) -> RememberResult:
+    def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
-        echo = self._echo(note)  # outside the lock: a search must not hold up other writers
+        # Outside the lock: a search must not hold up other writers.
+        echo = self._echo(note) if recalled else None
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
@@ -296,9 +297,11 @@ class Memory:
     def _echo(self, note: NoteInput) -> RememberResult | None:
         """The answer for content that adds nothing to a note already kept (echo.py), else None.
 
-        A note that supersedes others is a correction, never an echo. The search reads the last
-        commit without waiting for writes still batched (a copy of a note stored a moment ago is
-        caught by the exact check), and only the index's raw ranking: it runs on every remember.
+        Asked only for content that carries a recall's wrapping (echo.looks_recalled): plain content
+        is checked for exact copies alone, so a burst of new notes costs no search. A note that
+        supersedes others is a correction, never an echo. The search reads the last commit without
+        waiting for writes still batched (a copy of a note stored a moment ago is caught by the
+        exact check), and only the index's raw ranking.
         """
         if note.supersedes or not self.index.ready():
             return None
