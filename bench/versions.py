@@ -414,6 +414,8 @@ class Run:
                 res = await self.remember(text, day)
                 counts = kept.setdefault(kind, [0, 0])
                 counts[0] += not _refused(res)
+                if self.verbose and not _refused(res):
+                    print(f"  copy stored again ({kind}): {' '.join(text.split())[:110]!r}", file=sys.stderr)
                 counts[1] += 1
                 sc = res.structured_content or {}
                 if kind.endswith("<stale>") and (sc.get("superseded_by") or sc.get("possibly_outdated_by")):
