@@ -19,6 +19,7 @@ from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
+from reme_mcp.index.semantic_hook import extra_installed, semantic_report
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import echo, traverse
@@ -70,6 +71,7 @@ class Memory:
             max_scan_interval=settings.sync_interval,
             home=settings.index_home,
             commit_in_child=settings.commit_in_child,
+            semantic=settings.semantic == "on" or (settings.semantic == "auto" and extra_installed()),
         )
         self.days = DayIndex(self.ws)
 
@@ -370,6 +372,7 @@ class Memory:
             version=__version__,
             index=self._index_report() if exists else None,
             ingest=cursor_summary(self.ws) or "off (no source imported; see reme-mcp ingest sources)",
+            semantic=semantic_report(self.index.semantic, self.settings.semantic),
         )
 
     def _index_report(self) -> IndexReport:
