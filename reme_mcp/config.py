@@ -97,9 +97,7 @@ def resolve_semantic(flag: str | None, environ: dict[str, str] | None = None) ->
     return chosen
 
 
-def load_settings(
-    workspace: str | None = None, timezone: str | None = None, semantic: str | None = None
-) -> Settings:
+def load_settings(workspace: str | None = None, timezone: str | None = None, semantic: str | None = None) -> Settings:
     """Settings from flags, falling back to the environment."""
     path, notice = resolve_workspace(workspace)
     if notice:

@@ -62,11 +62,9 @@ def fuse(
         scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT / (RRF_K + rank)
         if verbatim(content(hit), query):
             first.append(chunk)
-    rank = 0
-    for chunk, similarity in semantic:
+    for rank, (chunk, similarity) in enumerate(semantic, start=1):
         if similarity < MIN_SIMILARITY:
             break
-        rank += 1
         scores[chunk] = scores.get(chunk, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank)
     ahead = set(first)
     rest = sorted((c for c in scores if c not in ahead), key=lambda c: -scores[c])

@@ -21,7 +21,7 @@ from typing import Any
 
 from whoosh.searching import Searcher
 
-from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, Embedder, EmbedderUnavailable
+from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, Embedder, EmbedderUnavailable
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import ChunkKey, VectorStore
@@ -58,7 +58,7 @@ class SemanticStage:
         self._store = store
         self._folder = folder
         self.model = model
-        self.vectors = VectorStore(folder, model, DIM)
+        self.vectors = VectorStore(folder, f"{model}-{VECTORS_VERSION}", DIM)
         self.failure: str | None = None
         self._query_model: Embedder | None = None
         self._query_lock = threading.Lock()
@@ -117,8 +117,9 @@ class SemanticStage:
     def _run(self) -> None:
         try:
             # Two handles on one model: a search's question never waits behind a batch.
-            worker = Embedder(self.model)
-            query_model = Embedder(self.model)
+            means = self._folder.parent / f"means-{self.model}-{VECTORS_VERSION}.npy"
+            worker = Embedder(self.model, means_file=means)
+            query_model = Embedder(self.model, means_file=means)
         except EmbedderUnavailable as exc:
             self.failure = str(exc)
             log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", exc)

@@ -25,15 +25,9 @@ T = TypeVar("T")
 SEMANTIC_DEPTH = 30
 
 
-class Hit(Protocol):
-    @property
-    def path(self) -> str: ...
+class Hit(ranking.Located, Protocol):
     @property
     def start_line(self) -> int: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def date(self) -> str | None: ...
 
 
 H = TypeVar("H", bound=Hit)
