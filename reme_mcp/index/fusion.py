@@ -21,9 +21,9 @@ H = TypeVar("H")
 RRF_K = 60
 LEXICAL_WEIGHT = 1.0
 SEMANTIC_WEIGHT = 1.0
-# Below this cosine similarity a chunk is not offered by the model at all: multilingual-e5
-# scores unrelated text around 0.7, so a lower bar would add noise to every search.
-MIN_SIMILARITY = 0.78
+# Below this cosine similarity (of centred vectors, language_means.py) a chunk is not offered
+# at all: unrelated text scores about 0.15-0.3, a paraphrase about 0.3-0.6 (docs/semantic.md).
+MIN_SIMILARITY = 0.3
 MIN_VERBATIM_CHARS = 4
 
 _IDENTIFIER = re.compile(r"[\w.-]*(?:[A-Za-z][\d_]|\d[A-Za-z_]|_|[a-z][A-Z]|\w\.\w)[\w.-]*")
