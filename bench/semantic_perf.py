@@ -24,10 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf import generate_workspace, make_queries, stats  # noqa: E402
+from perf import generate_workspace, make_queries, stats
 
-from reme_mcp.config import load_settings  # noqa: E402
-from reme_mcp.ops.memory import Memory  # noqa: E402
+from reme_mcp.config import load_settings
+from reme_mcp.ops.memory import Memory
 
 
 def search_times(memory: Memory, queries: list[str]) -> dict[str, float]:
