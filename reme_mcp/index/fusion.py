@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from reme_mcp.index.analysis import memory_analyzer
+
 H = TypeVar("H")
 
 RRF_K = 60
@@ -25,6 +27,17 @@ SEMANTIC_WEIGHT = 1.0
 # at all: unrelated text scores about 0.15-0.3, a paraphrase about 0.3-0.6 (docs/semantic.md).
 MIN_SIMILARITY = 0.3
 MIN_VERBATIM_CHARS = 4
+# The lexical stage is weak below WEAK (its best hit holds under 15% of the query's IDF
+# weight: a paraphrase's hits, bench/paraphrase.py, 95th percentile 0.13) and strong from
+# STRONG (LoCoMo's questions: 5th percentile 0.24), with a ramp between.
+WEAK, STRONG = 0.15, 0.30
+# The model's weight when the lexical stage is strong: small, so the lexical order stands.
+SEMANTIC_WEIGHT_STRONG = 0.25
+
+
+def lexical_strength(best_coverage: float) -> float:
+    """0 when the lexical stage found little of the query, 1 when it found its words."""
+    return min(1.0, max(0.0, (best_coverage - WEAK) / (STRONG - WEAK)))
 
 _IDENTIFIER = re.compile(r"[\w.-]*(?:[A-Za-z][\d_]|\d[A-Za-z_]|_|[a-z][A-Z]|\w\.\w)[\w.-]*")
 
@@ -44,28 +57,49 @@ def verbatim(content: str, query: str) -> bool:
     return bool(found) and all(word in text for word in found)
 
 
+def coverage(content: str, idf: dict[str, float]) -> float:
+    """The share of the query's weight (its tokens' IDF) that the chunk's text holds.
+
+    A paraphrase's lexical hits match only its function words ("my", "的"): low weight. A hit
+    holding the query's names and rare words is the lexical stage at its best, and keeps it.
+    """
+    total = sum(idf.values())
+    if total <= 0:
+        return 1.0
+    held = {t.text for t in memory_analyzer()(content)}
+    return sum(w for token, w in idf.items() if token in held) / total
+
+
 def fuse(
     lexical: Sequence[H],
     semantic: Sequence[tuple[str, float]],
     key: Callable[[H], str],
     content: Callable[[H], str],
     query: str,
+    idf: dict[str, float] | None = None,
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first, then by fused rank.
 
-    `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first.
+    `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `idf`: the
+    query tokens' weights, by which a lexical hit's coverage and the stage's strength are known.
     """
     scores: dict[str, float] = {}
     first: list[str] = []
-    for rank, hit in enumerate(lexical, start=1):
+    covered = [coverage(content(hit), idf) if idf else 1.0 for hit in lexical]
+    strong = lexical_strength(max(covered, default=0.0))
+    # Weak lexical hits (a paraphrase's, matching function words) count by what they hold;
+    # strong ones rank as the lexical stage ranked them.
+    semantic_weight = SEMANTIC_WEIGHT * (1.0 - strong) + SEMANTIC_WEIGHT_STRONG * strong
+    for rank, (hit, held) in enumerate(zip(lexical, covered, strict=True), start=1):
         chunk = key(hit)
-        scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT / (RRF_K + rank)
+        share = (1.0 - strong) * held + strong
+        scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT * share / (RRF_K + rank)
         if verbatim(content(hit), query):
             first.append(chunk)
     for rank, (chunk, similarity) in enumerate(semantic, start=1):
         if similarity < MIN_SIMILARITY:
             break
-        scores[chunk] = scores.get(chunk, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank)
+        scores[chunk] = scores.get(chunk, 0.0) + semantic_weight / (RRF_K + rank)
     ahead = set(first)
     rest = sorted((c for c in scores if c not in ahead), key=lambda c: -scores[c])
     return [(c, scores[c]) for c in [*first, *rest]]

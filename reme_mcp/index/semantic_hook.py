@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from whoosh.searching import Searcher
 
 from reme_mcp.index import fusion, ranking
+from reme_mcp.index.query import query_tokens
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage.workspace import Workspace
 
@@ -94,7 +95,8 @@ class SemanticHook:
         ]
         if not near:
             return hits, total
-        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text)
+        idf = read(lambda searcher: _idf(searcher, text)) if hits else None
+        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, idf)
         by_id = {_chunk_id(h): h for h in hits}
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
         if wanted:
@@ -114,6 +116,11 @@ class SemanticHook:
             if docnum is not None:
                 found[chunk] = self._make_hit(searcher.stored_fields(docnum), 0.0, docnum)
         return found
+
+
+def _idf(searcher: Searcher, text: str) -> dict[str, float]:
+    """The weight of each of the query's tokens in the content field."""
+    return {token: float(searcher.idf("content", token)) for token in query_tokens(text)}
 
 
 def _chunk_id(hit: Hit) -> str:
