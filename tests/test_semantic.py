@@ -145,3 +145,20 @@ def test_a_missing_model_leaves_search_lexical_and_says_so_once(tmp_path: Path) 
     doctor = subprocess.run([*cli, "doctor"], env=env, capture_output=True, text=True, timeout=120)
     assert doctor.returncode == 0, doctor.stderr
     assert "status: off: the embedding model failed to load" in doctor.stdout
+
+
+async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    notes = [
+        *NOTES,
+        "Set cache_ttl_seconds to 300 in settings.py for the staging cache.",
+        "The cache in production expires after five minutes.",
+        "缓存过期时间改成了五分钟。",
+    ]
+    async with client(root, "on") as c:
+        paths = await remember_all(c, notes)
+        # The model has embedded the workspace once a paraphrase finds its note.
+        assert await found_within(c, "Which sibling purchased an automobile?", paths[NOTES[0]], limit=1)
+        assert (await top_paths(c, "cache_ttl_seconds", 1)) == [paths[notes[-3]]]
+        assert (await top_paths(c, "the staging cache", 1)) == [paths[notes[-3]]]
+        assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]

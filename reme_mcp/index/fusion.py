@@ -27,17 +27,20 @@ SEMANTIC_WEIGHT = 1.0
 # at all: unrelated text scores about 0.15-0.3, a paraphrase about 0.3-0.6 (docs/semantic.md).
 MIN_SIMILARITY = 0.3
 MIN_VERBATIM_CHARS = 4
-# The lexical stage is weak below WEAK (its best hit holds under 15% of the query's IDF
-# weight: a paraphrase's hits, bench/paraphrase.py, 95th percentile 0.13) and strong from
-# STRONG (LoCoMo's questions: 5th percentile 0.24), with a ramp between.
-WEAK, STRONG = 0.15, 0.30
-# The model's weight when the lexical stage is strong: small, so the lexical order stands.
-SEMANTIC_WEIGHT_STRONG = 0.25
+# The lexical stage is weak below WEAK (its best hit holds under 10% of the query's IDF
+# weight: a paraphrase's hits in bench/paraphrase.py have a median of 0.06) and strong from
+# STRONG (LoCoMo's questions: 5th percentile 0.24), with a ramp between. A ramp of
+# 0.15-0.30 cost LoCoMo 1.5 points of any@5 for 0.01 of paraphrase recall (docs/semantic.md).
+WEAK, STRONG = 0.10, 0.20
+# The model's weight when the lexical stage is strong: none, so the lexical order stands
+# (0.1 and 0.25 cost LoCoMo 0.4 and 2.4 points of any@5); the model's chunks follow it.
+SEMANTIC_WEIGHT_STRONG = 0.0
 
 
 def lexical_strength(best_coverage: float) -> float:
     """0 when the lexical stage found little of the query, 1 when it found its words."""
     return min(1.0, max(0.0, (best_coverage - WEAK) / (STRONG - WEAK)))
+
 
 _IDENTIFIER = re.compile(r"[\w.-]*(?:[A-Za-z][\d_]|\d[A-Za-z_]|_|[a-z][A-Z]|\w\.\w)[\w.-]*")
 
