@@ -32,8 +32,8 @@ MIN_VERBATIM_CHARS = 4
 # STRONG (LoCoMo's questions: 5th percentile 0.24), with a ramp between. A ramp of
 # 0.15-0.30 cost LoCoMo 1.5 points of any@5 for 0.01 of paraphrase recall (docs/semantic.md).
 WEAK, STRONG = 0.10, 0.20
-# The model's weight when the lexical stage is strong: none, so the lexical order stands
-# (0.1 and 0.25 cost LoCoMo 0.4 and 2.4 points of any@5); the model's chunks follow it.
+# The model's weight when the lexical stage is strong: none, so the results are the lexical
+# ones exactly (0.1 and 0.25 cost LoCoMo 0.4 and 2.4 points of any@5).
 SEMANTIC_WEIGHT_STRONG = 0.0
 
 
@@ -100,8 +100,8 @@ def fuse(
         if verbatim(content(hit), query):
             first.append(chunk)
     for rank, (chunk, similarity) in enumerate(semantic, start=1):
-        if similarity < MIN_SIMILARITY:
-            break
+        if similarity < MIN_SIMILARITY or semantic_weight <= 0:
+            break  # a strong lexical stage answers alone: its results exactly
         scores[chunk] = scores.get(chunk, 0.0) + semantic_weight / (RRF_K + rank)
     ahead = set(first)
     rest = sorted((c for c in scores if c not in ahead), key=lambda c: -scores[c])
