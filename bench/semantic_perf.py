@@ -6,7 +6,7 @@ it is still embedding, then once everything is embedded; the embedding rate (chu
 one thread, as the server runs it); and the resident memory of a real `reme-mcp` server
 over stdio once it has loaded the model and the stored vectors and answered a search.
 
-    python bench/semantic_perf.py [--chunks 10000] [--queries 300] [--json PATH]
+    python bench/semantic_perf.py [--chunks 10000] [--queries 300] [--workdir DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -63,12 +63,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the workspace and its index and vectors here; an earlier run's are reused"
+    )
     args = parser.parse_args(argv)
 
-    tmp = Path(tempfile.mkdtemp(prefix="reme-semperf-"))
+    tmp = args.workdir or Path(tempfile.mkdtemp(prefix="reme-semperf-"))
     os.environ["REME_INDEX_DIR"] = str(tmp / "index")
     ws = tmp / "ws"
-    shape = generate_workspace(ws, args.chunks)
+    marker = tmp / "shape.json"
+    if marker.exists():
+        shape = json.loads(marker.read_text(encoding="utf-8"))
+    else:
+        shape = generate_workspace(ws, args.chunks)
+        marker.write_text(json.dumps(shape), encoding="utf-8")
     settings = load_settings(str(ws))
     queries = make_queries(n=args.queries)
     out: dict[str, Any] = {"workspace": shape}

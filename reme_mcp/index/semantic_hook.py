@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # How many chunks the model offers a search, before the filters and the similarity bar.
 SEMANTIC_DEPTH = 30
+FIRST_LOAD_WAIT = 3.0  # seconds
 
 
 class Hit(ranking.Located, Protocol):
@@ -48,6 +49,7 @@ class SemanticHook:
         self._make_hit = make_hit
         self._stage: SemanticStage | None = None
         self._seen: tuple[object, object] | None = None
+        self._waited = False
 
     @property
     def stage(self) -> SemanticStage:
@@ -85,6 +87,11 @@ class SemanticHook:
     ) -> tuple[list[H], int]:
         """The lexical hits joined by the chunks nearest in meaning (fusion.py), at most `limit`."""
         self.changed()
+        if not self._waited:
+            # A process's first search waits for the model (a fraction of a second once the
+            # language means are stored), so a one-off `reme-mcp search` uses stored vectors.
+            self._waited = True
+            self.stage.loaded(FIRST_LOAD_WAIT)
         start, end, prefix = where
         near = [
             (key.chunk_id, similarity)
