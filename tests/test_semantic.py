@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -65,7 +66,7 @@ async def found_within(c: Client, query: str, path: str, limit: int = 3) -> bool
     while time.monotonic() < deadline:
         if path in await top_paths(c, query, limit):
             return True
-        time.sleep(0.2)
+        await anyio.sleep(0.2)
     return False
 
 
@@ -162,3 +163,31 @@ async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -
         assert (await top_paths(c, "cache_ttl_seconds", 1)) == [paths[notes[-3]]]
         assert (await top_paths(c, "the staging cache", 1)) == [paths[notes[-3]]]
         assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]
+
+
+def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path: Path) -> None:
+    from reme_mcp.ops.memory import Memory
+
+    memory = Memory(load_settings(str(tmp_path / "ws"), "UTC", "on"))
+    paths = [memory.remember(note, date="2026-11-28").path for note in NOTES[:3]]
+
+    def semantic() -> dict[str, Any]:
+        memory.search("anything")  # a search syncs the index and wakes the stage
+        report = memory.doctor().semantic
+        assert isinstance(report, dict), report
+        return report
+
+    def settles(check: Any) -> dict[str, Any]:
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            report = semantic()
+            if check(report):
+                return report
+            time.sleep(0.2)
+        raise AssertionError(report)
+
+    first = settles(lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] > 0)
+    assert first["model"] == "multilingual-e5-small"
+    (tmp_path / "ws" / paths[0]).unlink()
+    after = settles(lambda r: r["files_waiting"] == 0 and r["embedded_chunks"] < first["embedded_chunks"])
+    assert after["status"] == "ready"
