@@ -27,11 +27,11 @@ SEMANTIC_WEIGHT = 1.0
 # at all: unrelated text scores about 0.15-0.3, a paraphrase about 0.3-0.6 (docs/semantic.md).
 MIN_SIMILARITY = 0.3
 MIN_VERBATIM_CHARS = 4
-# The lexical stage is weak below WEAK (its best hit holds under 10% of the query's IDF
-# weight: a paraphrase's hits in bench/paraphrase.py have a median of 0.06) and strong from
-# STRONG (LoCoMo's questions: 5th percentile 0.24), with a ramp between. A ramp of
-# 0.15-0.30 cost LoCoMo 1.5 points of any@5 for 0.01 of paraphrase recall (docs/semantic.md).
-WEAK, STRONG = 0.10, 0.20
+# The lexical stage is weak below WEAK (its best hit holds under 15% of the query's IDF
+# weight: a paraphrase's hits in bench/paraphrase.py, 95th percentile 0.13) and strong from
+# STRONG (LoCoMo's questions: 5th percentile 0.24), with a short ramp between. A ramp of
+# 0.15-0.30 cost LoCoMo 1.5 points of any@5 (docs/semantic.md).
+WEAK, STRONG = 0.15, 0.20
 # The model's weight when the lexical stage is strong: none, so the results are the lexical
 # ones exactly (0.1 and 0.25 cost LoCoMo 0.4 and 2.4 points of any@5).
 SEMANTIC_WEIGHT_STRONG = 0.0

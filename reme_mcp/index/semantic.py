@@ -11,7 +11,9 @@ load is said once on stderr, shown by `doctor`, and the search stays lexical.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterable
@@ -115,6 +117,10 @@ class SemanticStage:
     # ---- the background thread ------------------------------------------------------------
 
     def _run(self) -> None:
+        # The lowest CPU priority for this thread alone (Linux schedules threads one by one):
+        # on a busy machine, remember and search come first and embedding waits.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             # Two handles on one model: a search's question never waits behind a batch.
             means = self._folder.parent / f"means-{self.model}-{VECTORS_VERSION}.npy"
