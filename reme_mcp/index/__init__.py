@@ -196,13 +196,24 @@ class MemoryIndex:
         end_date: str | None = None,
         path_prefix: str | None = None,
         max_chars: int = 4000,
+        by_meaning: bool = True,
     ) -> Found:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
-        (exchange.py), each snippet cut around the match to an equal share of `max_chars`."""
+        (exchange.py), each snippet cut around the match to an equal share of `max_chars`.
+
+        `by_meaning`: the semantic stage joins, when it is on (a check for words already kept
+        says False: it wants the lexical hits only, and no query embedding per `remember`).
+        """
         tokens = query_tokens(text)
         pairs = ranking.phrase_pairs(text)
         hits, total = self.search(
-            tokens, limit + SPARE_FOR_ARRANGING, start_date, end_date, path_prefix, pairs, text=text
+            tokens,
+            limit + SPARE_FOR_ARRANGING,
+            start_date,
+            end_date,
+            path_prefix,
+            pairs,
+            text=text if by_meaning else "",
         )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk)
@@ -271,7 +282,7 @@ class MemoryIndex:
             if tokens
             else ([], 0)
         )
-        if self.semantic is None:
+        if self.semantic is None or not text.strip():
             return hits, total
         return self.semantic.fused(self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read)
 

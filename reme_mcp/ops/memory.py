@@ -299,7 +299,7 @@ class Memory:
         """
         if note.supersedes or not self.index.ready():
             return None
-        found = self.index.find(echo.core(note.content)[:MAX_QUERY_CHARS], ECHO_CANDIDATES)
+        found = self.index.find(echo.core(note.content)[:MAX_QUERY_CHARS], ECHO_CANDIDATES, by_meaning=False)
         kept = echo.echoed(note.content, found.hits)
         if kept is None:
             return None
