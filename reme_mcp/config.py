@@ -9,7 +9,7 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from reme_mcp.errors import ReMeError
+from reme_mcp.errors import ReMeError, shown
 
 DEFAULT_HTTP_PORT = 7331  # ReMe's own service uses 2333; keep clear of it.
 MAX_NOTE_CHARS = 64_000
@@ -33,6 +33,9 @@ class Settings:
     # Batched index commits made by a child process (index/committer.py): set by the servers,
     # whose calls would otherwise wait out every batch.
     commit_in_child: bool = False
+    # Seconds between background syncs of the workspace through its git remote while serving
+    # (`serve --sync-every 5m`, REME_SYNC_EVERY); 0: off (reme_mcp/team/).
+    team_sync_every: float = 0.0
     # Search by meaning (docs/semantic.md): "auto" uses it when the semantic extra is
     # installed, "on" says on stderr and in `doctor` why it cannot, "off" never loads a model.
     semantic: str = "auto"
@@ -74,13 +77,32 @@ def default_index_home(environ: dict[str, str] | None = None) -> Path:
     return base / "reme-mcp" / "index"
 
 
+_DURATION = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str, what: str = "--sync-every") -> float:
+    """Seconds from '90', '30s', '5m' or '1h'; '0' or 'off' turns it off."""
+    text = value.strip().lower()
+    if text in ("", "0", "off"):
+        return 0.0
+    unit = text[-1] if text[-1] in "smh" else ""
+    try:
+        seconds = float(text[: len(text) - len(unit)]) * _DURATION[unit]
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ReMeError(f"{what} {value!r} is not a duration: use seconds or 30s, 5m, 1h (or off)")
+    return seconds
+
+
 def resolve_timezone(name: str | None) -> tzinfo:
     """The configured zone, else the local one (ReMe defaults to Asia/Shanghai; we follow the machine)."""
     if name:
         try:
             return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ReMeError(f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin") from exc
+        # OSError: a folder of the zone database (America), or a name too long for a file name.
+        except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ReMeError(f"unknown time zone {shown(name)}: use an IANA name such as Europe/Berlin") from exc
     local = datetime.now().astimezone().tzinfo
     return local if local is not None else ZoneInfo("UTC")
 
@@ -108,6 +130,11 @@ def load_settings(workspace: str | None = None, timezone: str | None = None, sem
         sync_interval = float(interval) if interval else Settings.sync_interval
     except ValueError as exc:
         raise ReMeError(f"REME_SYNC_INTERVAL={interval!r} is not a number of seconds") from exc
+    every = parse_duration(os.environ.get("REME_SYNC_EVERY", ""), "REME_SYNC_EVERY")
     return Settings(
-        workspace=path, timezone=tz, sync_interval=max(0.0, sync_interval), semantic=resolve_semantic(semantic)
+        workspace=path,
+        timezone=tz,
+        sync_interval=max(0.0, sync_interval),
+        team_sync_every=every,
+        semantic=resolve_semantic(semantic),
     )

@@ -6,10 +6,12 @@ command (the server, ingest) decides how its process ends and what it ignores.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 
@@ -20,10 +22,46 @@ def ignore_lease_breaks() -> None:
         signal.signal(signal.SIGIO, signal.SIG_IGN)
 
 
-def end_at_once_on_signals() -> None:
-    """SIGINT and SIGTERM end the process at once: every write is atomic, so there is nothing to tidy up."""
+# The longest a signalled process spends finishing what waits for a batch before it exits.
+FINISH_TIMEOUT = 3.0
+
+
+def end_on_signals(finish: Callable[[], None]) -> None:
+    """SIGINT and SIGTERM end the process soon: `finish` runs first, in a thread and for at most
+    FINISH_TIMEOUT seconds (a call holding the workspace's lock must not keep the process alive);
+    every write is atomic, and what `finish` could not write is caught up by the next start."""
+
+    def end(signum: int, _frame: FrameType | None) -> None:
+        finishing = threading.Thread(target=_quietly, args=(finish,), daemon=True)
+        finishing.start()
+        finishing.join(FINISH_TIMEOUT)
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _end_at_once)
+        signal.signal(signum, end)
+
+
+def on_end_signals(handler: Callable[[int, FrameType | None], None]) -> None:
+    """SIGINT and SIGTERM call `handler` (a front that must tell its client before it ends)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """Within: SIGTERM raises SystemExit, so the `finally` blocks around a server run. uvicorn stops
+    gracefully on SIGTERM, then raises the signal again with the handler it found: with the default
+    one the process would end there, before the batched day indexes and index commits are written."""
+    previous = signal.signal(signal.SIGTERM, _raise_exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_exit(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def stop_on_signals(stop: threading.Event) -> None:
@@ -32,6 +70,6 @@ def stop_on_signals(stop: threading.Event) -> None:
         signal.signal(signum, lambda *_: stop.set())
 
 
-def _end_at_once(signum: int, _frame: FrameType | None) -> None:
-    sys.stderr.flush()
-    os._exit(128 + signum)
+def _quietly(finish: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):
+        finish()

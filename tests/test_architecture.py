@@ -6,6 +6,7 @@ never one beside or above it:
 
     faces (faces/, faces/stdio/)         the command line, the MCP server, HTTP, snippets, the skill pack
     ops                                  the memory operations, their models and limits
+    team                                 the workspace synced through a git remote
     notes | index | ingest               daily notes and ledger | the derived index | session logs
     storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
     config | process                     the one configuration object | the process's signal dispositions
@@ -41,8 +42,9 @@ PACKAGE = ROOT / "reme_mcp"
 
 # Each layer's folder (or root module) and its height; a module imports only lower layers and its own.
 LAYERS = {
-    "faces": 6,
-    "ops": 5,
+    "faces": 7,
+    "ops": 6,
+    "team": 5,  # sync through git: commits and merges notes, called by the operations
     "notes": 4,
     "index": 4,
     "ingest": 4,

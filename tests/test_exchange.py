@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.index.exchange import is_question, with_reply
-from reme_mcp.index.hits import ChunkHit
+from reme_mcp.index.exchange import is_question
 from reme_mcp.ops.memory import Memory
 from tests.conftest import message, write
 
@@ -49,31 +48,21 @@ def _hit(memory: Memory, query: str, path: str) -> tuple[int, int, str]:
     return hit.start_line, hit.end_line, hit.snippet
 
 
-def _chunk(path: str, line: int, content: str) -> ChunkHit:
-    return ChunkHit(path, line, line, 1.0, "", "", None, content)
-
-
 def test_a_question_hit_returns_with_the_reply_that_follows(tmp_path: Path) -> None:
     memory = _memory(tmp_path)
-    # The range may grow further where a neighbouring hit merges in (arrange.py); the reply is always in it.
     start, end, snippet = _hit(memory, "winter holidays", "session/dialog/s1.jsonl")
-    assert start <= 2 and end >= 3
+    assert (start, end) == (2, 3)
     assert "winter holidays with the quokka?" in snippet and "Rottnest Island, last December." in snippet
     # The full-width question mark asks too; the reply is kept as written.
     start, end, snippet = _hit(memory, "quokka sanctuary", "session/dialog/s1.jsonl")
-    assert start <= 6 and end == 7 and "是的，上周重新开放了。" in snippet
+    assert (start, end) == (6, 7) and "是的，上周重新开放了。" in snippet
     assert memory.read("session/dialog/s1.jsonl", start, end).end_line == 7
 
 
 def test_other_hits_stay_as_they_are(tmp_path: Path) -> None:
-    reply = _chunk("session/dialog/s1.jsonl", 5, "Thanks, the ferry was early.")
-    told = _chunk("session/dialog/s1.jsonl", 4, "The quokka photos came out well.")
-    assert with_reply(told, lambda hit: reply) == told  # no question
-    asked = _chunk("session/dialog/s2.jsonl", 1, "Anyone seen the wombat?")
-    assert with_reply(asked, lambda hit: None) == asked  # a question on the last line
-    elsewhere = _chunk("session/dialog/s3.jsonl", 2, "Not the reply.")
-    assert with_reply(asked, lambda hit: elsewhere) == asked  # the next chunk of another file is no reply
     memory = _memory(tmp_path)
+    assert _hit(memory, "photos came out", "session/dialog/s1.jsonl")[:2] == (4, 4)  # no question
+    assert _hit(memory, "wombat seen", "session/dialog/s2.jsonl")[:2] == (1, 1)  # a question on the last line
     _, end, snippet = _hit(memory, "wombat marsupial", "digest/notes.md")  # a note's section is no dialog
     assert end < 7 and "Yes, it is" not in snippet
 

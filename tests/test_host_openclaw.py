@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.acceptance import assert_remembered_then_found, copy_plugin, install_skill, reme_command, run_host
+from tests.hosts.acceptance import (
+    assert_remembered_then_found,
+    copy_plugin,
+    install_skill,
+    no_environment_built,
+    one_core_busy,
+    reme_command,
+    run_host,
+)
 from tests.hosts.cache import cache_root, node_bin, npm_bin, npm_packages, uv_bin
 from tests.hosts.chat_completions import MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT
@@ -103,12 +111,16 @@ def test_openclaw_plugin_remembers_in_one_session_and_finds_it_in_the_next(tmp_p
         config["tools"] = {"toolSearch": False}
         config_path.write_text(json.dumps(config), encoding="utf-8")
 
-        # The first session is also the plugin's first start (the one-time build); OpenClaw
-        # waits for it with its defaults. The second starts from the built environment.
-        for prompt in (REMEMBER_PROMPT, RECALL_PROMPT):
-            done = _openclaw(env, project, "agent", "exec", "--json", prompt)
-            assert done.returncode == 0, done.stdout + done.stderr
-            assert json.loads(done.stdout)["status"] == "ok", done.stdout
+        # No warm-up: the first session after installing is the plugin's first start, with
+        # OpenClaw's defaults and one core busy. The launcher answers the handshake at once
+        # while it builds, and serves `remember` once built.
+        data = home / ".openclaw" / "plugin-data" / "reme-mcp"
+        assert no_environment_built(data), "the plugin's environment was built before its first session"
+        with one_core_busy():
+            for prompt in (REMEMBER_PROMPT, RECALL_PROMPT):
+                done = _openclaw(env, project, "agent", "exec", "--json", prompt)
+                assert done.returncode == 0, done.stdout + done.stderr
+                assert json.loads(done.stdout)["status"] == "ok", done.stdout
         assert_remembered_then_found(server.script)
         bodies = request_bodies(server)
 
@@ -117,6 +129,5 @@ def test_openclaw_plugin_remembers_in_one_session_and_finds_it_in_the_next(tmp_p
     # The plugin's skill reaches the model in the system prompt's skill list.
     assert "<name>reme-memory</name>" in json.dumps(bodies[0]["messages"][0], ensure_ascii=False)
     # The memory lives in OpenClaw's data folder for the plugin, beside the built environment.
-    data = home / ".openclaw" / "plugin-data" / "reme-mcp"
     assert list((data / "workspace" / "daily").glob("*/test-passphrase.md")), "no note in the plugin's data folder"
     assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"

@@ -27,6 +27,7 @@ from mcp.types import TextContent
 from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.faces.server import build_server
+from reme_mcp.index.query import query_tokens
 from reme_mcp.ops.memory import Memory
 
 DAY = "2026-11-28"
@@ -92,7 +93,7 @@ def test_a_result_never_points_at_a_missing_file(tmp_path: Path) -> None:
     assert len(paths(memory, "zqshared")) == 5
     sh(f"rm daily/{DAY}/n1.md daily/{DAY}/n3.md", ws)
     # Straight from the index, before any rescan: the vanished files are left out.
-    hits, _ = memory.index.search(memory.query_tokens("zqshared"), 10)
+    hits, _ = memory.index.search(query_tokens("zqshared"), 10)
     assert sorted(h.path for h in hits) == [f"daily/{DAY}/n{i}.md" for i in (0, 2, 4)]
     assert all((ws / p).is_file() for p in paths(memory, "zqshared"))
 

@@ -20,6 +20,7 @@ from whoosh.scoring import BM25F, BM25FScorer
 
 from reme_mcp.config import load_settings
 from reme_mcp.index import ranking
+from reme_mcp.index.query import query_tokens
 from reme_mcp.index.scoring import BM25Scorer, WeightedTerm
 from reme_mcp.index.store import IndexStore
 from reme_mcp.ops.memory import Memory
@@ -133,7 +134,7 @@ def test_scores_and_order_match_whoosh(memory: Memory, filtered: bool) -> None:
     allowed = frozenset(flt.docs(searcher)) if flt is not None else None
     compared = 0
     for _ in range(40):
-        tokens = memory.query_tokens(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
+        tokens = query_tokens(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
         terms = ranking.query_terms(tokens, searcher)
         ours, total = scorer.top(searcher, terms, 1000, allowed)
         theirs = _reference(oracle, terms, 1000, flt)

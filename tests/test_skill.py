@@ -86,6 +86,8 @@ def test_each_host_form_of_the_tool_names_is_listed() -> None:
         ("openclaw", ".openclaw/skills"),
         ("hermes", ".hermes/skills"),
         ("pi", ".pi/agent/skills"),
+        ("dsh", ".agents/skills"),
+        ("deerflow", "skills/custom"),  # under the project (the working directory here)
     ],
 )
 def test_skill_install_puts_the_skill_where_the_host_reads_it(host: str, where: str, tmp_path: Path) -> None:

@@ -5,31 +5,42 @@ As thin as the MCP face: every command is a memory operation plus printing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from reme_mcp import __version__, process
-from reme_mcp.config import DEFAULT_HTTP_PORT, SEMANTIC_CHOICES, Settings, load_settings
-from reme_mcp.errors import ReMeError
+from reme_mcp.config import DEFAULT_HTTP_PORT, SEMANTIC_CHOICES, Settings, load_settings, parse_duration
+from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 
 
+@contextlib.contextmanager
+def _one_line(doing: str) -> Iterator[None]:
+    """Every command's errors as one line: a ReMeError as it is, an OS error named with what to do."""
+    try:
+        yield
+    except ReMeError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(os_error_line(exc, doing)) from None
+
+
 def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     root = ctx.find_root()
-    try:
+    with _one_line("reading the configuration"):
         return load_settings(
             workspace or root.params.get("workspace"), root.params.get("timezone"), root.params.get("semantic")
         )
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def _workspace_option(fn: Any) -> Any:
@@ -45,13 +56,17 @@ class _Commands(click.Group):
     """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest"})
+        return sorted({*super().list_commands(ctx), "ingest", "sync"})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "ingest" and cmd_name not in self.commands:
             from reme_mcp.ingest.cli import ingest
 
             self.add_command(ingest)
+        if cmd_name == "sync" and cmd_name not in self.commands:
+            from reme_mcp.faces.sync_command import sync
+
+            self.add_command(sync)
         return super().get_command(ctx, cmd_name)
 
 
@@ -104,6 +119,11 @@ def cli(
     envvar="REME_INGEST",
     help="Follow this host's session logs into memory in the background (e.g. claude-code; $REME_INGEST, comma-separated).",
 )
+@click.option(
+    "--sync-every",
+    "sync_every",
+    help="Sync the workspace through its git remote this often while serving, e.g. 5m ($REME_SYNC_EVERY; see reme-mcp sync).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -114,10 +134,16 @@ def serve(
     token_file: str | None = None,
     allow_host: tuple[str, ...] = (),
     ingest_sources: tuple[str, ...] = (),
+    sync_every: str | None = None,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if sync_every is not None:
+        try:
+            settings = dataclasses.replace(settings, team_sync_every=parse_duration(sync_every))
+        except ReMeError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sync-every") from None
     # Read here too: a bare `reme-mcp` reaches serve through ctx.invoke, which skips envvars.
     chosen = ingest_sources or (os.environ.get("REME_INGEST", ""),)
     names = tuple(name.strip() for value in chosen for name in value.split(",") if name.strip())
@@ -132,15 +158,13 @@ def serve(
 
     server = build_server(settings)
 
-    try:
+    with _one_line("serving"):
         token = load_token(token_file)
         print(
             f"reme-mcp {__version__}: serving {settings.workspace} at http://{host}:{port}/mcp",
             file=sys.stderr,
         )
         serve_http(server, host, port, token, list(allow_host))
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @cli.command()
@@ -180,7 +204,7 @@ def search(
     """Search memory, as the MCP `search` tool does."""
     from reme_mcp.ops.memory import Memory
 
-    try:
+    with _one_line("searching"):
         result = Memory(_settings(ctx, workspace)).search(
             query,
             limit=limit,
@@ -189,8 +213,6 @@ def search(
             path_prefix=path_prefix,
             max_chars=max_chars,
         )
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
     click.echo(result.model_dump_json(indent=2) if as_json else result.render())
 
 
@@ -212,10 +234,8 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
             bar.total = total
             bar.update(done - bar.n)
 
-        try:
+        with _one_line("rebuilding the index"):
             result = memory.reindex(progress)
-        except ReMeError as exc:
-            raise click.ClickException(str(exc)) from None
     click.echo(result.render())
 
 
@@ -227,7 +247,8 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     """Report the workspace, its files by kind, the index's state and the configuration."""
     from reme_mcp.ops.memory import Memory
 
-    report = Memory(_settings(ctx, workspace)).doctor()
+    with _one_line("checking the workspace"):
+        report = Memory(_settings(ctx, workspace)).doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 
@@ -292,7 +313,7 @@ def skill() -> None:
 @click.argument("host", required=False)
 @click.option("--dir", "directory", type=click.Path(file_okay=False), help="Install into this skills folder instead.")
 def skill_install(host: str | None, directory: str | None) -> None:
-    """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi)."""
+    """Install the skill where HOST reads skills (claude-code, codex, agents, opencode, openclaw, hermes, pi, dsh, deerflow)."""
     from reme_mcp.faces.skill_pack import SKILL_DIRS, SkillError, install, skills_dir
 
     if host is None and directory is None:

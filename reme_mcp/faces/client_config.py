@@ -183,23 +183,13 @@ def _pi(launch: _Launch) -> str:
 
 
 def _dsh(launch: _Launch) -> str:
-    patch = [
-        {
-            "insert": [
-                {
-                    "id": f"mcp-{SERVER_NAME}",
-                    "name": "@deepseek-ai/dsh-mcp-client",
-                    "config": {
-                        "serverName": SERVER_NAME,
-                        "transport": "stdio",
-                        **_stdio_entry(launch),
-                        "failOnStartupError": False,
-                    },
-                }
-            ]
-        }
-    ]
-    return _yaml(patch, "~/.dsh/cordis.patch.yml (append to the top-level list)")
+    # One @deepseek-ai/dsh-mcp-client row per server, inserted by a Cordis patch. With
+    # failOnStartupError true a server that cannot start is reported at every start ("1 entry
+    # did not activate: mcp-reme ...") and the session goes on without it; with false a
+    # headless run says nothing about it.
+    config = {"serverName": SERVER_NAME, "transport": "stdio", **_stdio_entry(launch), "failOnStartupError": True}
+    patch = [{"insert": [{"id": f"mcp-{SERVER_NAME}", "name": "@deepseek-ai/dsh-mcp-client", "config": config}]}]
+    return _yaml(patch, "$DSH_HOME/cordis.patch.yml (~/.dsh when DSH_HOME is unset); append to its top-level list")
 
 
 _HOSTS: tuple[_Host, ...] = (
@@ -227,7 +217,7 @@ _HOSTS: tuple[_Host, ...] = (
     _Host("pi", "Pi 1.x: ~/.pi/agent/mcp.json (or `pi mcp add`), exposure direct", _pi),
     _Host(
         "dsh",
-        "DeepSeek Harness: ~/.dsh/cordis.patch.yml, a @deepseek-ai/dsh-mcp-client entry",
+        "DeepSeek Harness: $DSH_HOME/cordis.patch.yml, a Cordis patch inserting a @deepseek-ai/dsh-mcp-client row",
         _dsh,
     ),
 )

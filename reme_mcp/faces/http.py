@@ -11,6 +11,7 @@ from typing import Any
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from reme_mcp import process
 from reme_mcp.errors import ReMeError
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -99,10 +100,11 @@ def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts
     import uvicorn
 
     app = build_app(server, host, port, token, extra_hosts)
-    try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
-    finally:
-        server.finish()
+    with process.sigterm_as_exit():
+        try:
+            uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
+        finally:
+            server.finish()
 
 
 def guarded_protocol() -> type[Any]:

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import sys
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from reme_mcp.config import Settings
@@ -82,6 +82,18 @@ class LazyMemory:
 
         threading.Thread(target=run, name="reme-ingest-start", daemon=True).start()
         return stop
+
+    def sync_every(self, every: float, idle: Callable[[], bool], after: threading.Event) -> None:
+        """Sync through the workspace's git remote every `every` seconds, between tool calls (team/)."""
+
+        def run() -> None:
+            after.wait(FOLLOW_DELAY)
+            try:
+                self.get().sync_in_background(every, idle)
+            except Exception as exc:  # never take the server down: say why sync is not running
+                print(f"reme-mcp: background sync did not start: {exc}", file=sys.stderr)
+
+        threading.Thread(target=run, name="reme-team-sync-start", daemon=True).start()
 
     def finish(self) -> None:
         """The client is gone: commit the index writes still waiting for their batch."""

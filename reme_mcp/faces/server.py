@@ -62,13 +62,19 @@ class MemoryServer(MCPServer):
         self.tools_listed.set()
         return tools
 
+    # Tool calls being answered now: a background sync starts only when there are none.
+    answering = 0
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        self.answering += 1  # on the event loop's thread: no lock needed to count
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(f"Error executing tool {name}: {describe_validation(exc.__cause__)}") from None
             raise
+        finally:
+            self.answering -= 1
 
 
 def describe_validation(error: ValidationError) -> str:
@@ -233,6 +239,8 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
     server.tools_listed = threading.Event()
     if warm_up:
         memory.warm_up(after=server.tools_listed)
+    if settings.team_sync_every > 0:
+        memory.sync_every(settings.team_sync_every, idle=lambda: server.answering == 0, after=server.tools_listed)
     stop_ingest = threading.Event()
     if settings.ingest:
         # Started after tools/list is answered, like the warm-up: never in the way of the handshake.

@@ -20,6 +20,10 @@ SKILL_DIRS: dict[str, str] = {
     "openclaw": "~/.openclaw/skills",
     "hermes": "~/.hermes/skills",
     "pi": "~/.pi/agent/skills",
+    # DeepSeek Harness reads ~/.agents/skills beside $DSH_HOME/skills; the first needs no DSH_HOME.
+    "dsh": "~/.agents/skills",
+    # DeerFlow reads <project>/skills/{public,custom}; a person's own skills go in custom.
+    "deerflow": "skills/custom",
 }
 
 

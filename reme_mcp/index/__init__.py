@@ -20,6 +20,7 @@ one door to it; behind it:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -196,14 +197,10 @@ class MemoryIndex:
         end_date: str | None = None,
         path_prefix: str | None = None,
         max_chars: int = 4000,
-        by_meaning: bool = True,
     ) -> Found:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
         (exchange.py), each snippet cut around the match to an equal share of `max_chars`.
-
-        `by_meaning`: the semantic stage joins, when it is on (a check for words already kept
-        says False: it wants the lexical hits only, and no query embedding per `remember`).
-        """
+        With the semantic stage on, the query's nearest chunks join (semantic_hook.py)."""
         tokens = query_tokens(text)
         pairs = ranking.phrase_pairs(text)
         hits, total = self.search(
@@ -213,10 +210,10 @@ class MemoryIndex:
             end_date,
             path_prefix,
             pairs,
-            text=text if by_meaning else "",
+            text=text,
         )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
-        arranged = arrange(hits, limit, self._superseders(), self._first_chunk)
+        arranged = arrange(hits, limit, self._superseders(), self._first_chunk, self._rarity(tokens))
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
         terms = frozenset(tokens)
         finished = [FoundHit(a.hit, *snippet(a.hit.content, terms, share), a.superseded_by, a.newer) for a in arranged]
@@ -235,6 +232,15 @@ class MemoryIndex:
             pairs = ((r.path, r.supersedes) for r in records.values() if r.supersedes)
             self._superseders_of = (key, superseders(pairs))
         return self._superseders_of[1]
+
+    def _rarity(self, tokens: list[str]) -> dict[str, float]:
+        """Each query word's IDF over the chunks' text: how much it tells one chunk from another."""
+
+        def step(searcher: Searcher) -> dict[str, float]:
+            docs = max(1, searcher.doc_count())
+            return {t: math.log(1 + docs / (1 + searcher.doc_frequency("content", t))) for t in tokens}
+
+        return self._read(step)
 
     def _first_chunk(self, path: str) -> ChunkHit | None:
         """A file's first chunk (a note the query did not find but a hit is replaced by)."""

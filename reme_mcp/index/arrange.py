@@ -2,10 +2,12 @@
 
 Scoring ranks chunks one by one; the answer is a list. Four steps look at the list as a whole:
 
-1. Neighbours merge: hits of one file whose lines touch become one range (evidence sits beside
-   evidence in a dialog; moving a neighbour down instead cost LoCoMo 11 points of any@5).
-2. One file does not fill the list: another region of a file already shown stays only when it
-   scores near that file's best; weaker repeats go behind the other files' hits.
+1. Neighbours merge: sections of one note whose lines touch become one range.
+2. One note does not fill the list: another region of a note already shown stays only when it
+   scores near that note's best; weaker repeats go behind the other files' hits.
+   Dialogs are left out of both: there every message is evidence of its own, and evidence sits
+   beside evidence (bench/locomo.py: merging neighbouring messages raised lines per hit from 1.35
+   to 2.04, and moving a dialog's weaker repeats down cost 1 to 4.5 points of any@5).
 3. A curated note (a daily note, a digest) comes before a raw dialog hit that merely repeats it.
 4. Versions (versions.py): a superseded note comes right after the note that replaces it (which is
    brought into the list if the query missed it), and of two hits that read as versions of one fact
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
@@ -26,6 +29,11 @@ REPEAT_SHARE = 0.7
 # A curated note goes before a dialog hit holding this share of the note's words.
 REPEATED_SHARE = 0.6
 DIALOG_SUFFIX = ".jsonl"
+# A newer hit is another version of an older one only if it keeps this share (by rarity) of the
+# query's words the older one holds.
+SUBJECT_KEPT = 0.6
+# The query's words at least this rare, relative to its rarest word a hit holds, name its subject.
+SUBJECT_RARITY = 0.9
 
 
 @dataclass(frozen=True)
@@ -40,20 +48,27 @@ def arrange(
     limit: int,
     by_target: Mapping[str, list[str]],
     chunk_of: Callable[[str], ChunkHit | None],
+    query_weights: Mapping[str, float],
 ) -> list[Arranged]:
     """The hits in the order they are shown, at most `limit`; `by_target` is versions.superseders's map,
-    `chunk_of(path)` a file's first chunk (for a replacement the query did not find)."""
+    `chunk_of(path)` a file's first chunk (for a replacement the query did not find), `query_weights`
+    the query's analysed words with their rarity (IDF)."""
     merged = _spread(_merge_neighbours(hits))
     merged = _curated_first(merged)
     arranged = _explicit_versions(merged, by_target, chunk_of)
-    return _implicit_versions(arranged)[:limit]
+    return _implicit_versions(arranged, query_weights)[:limit]
 
 
 def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
     out: list[ChunkHit] = []
     for hit in hits:
         for i, kept in enumerate(out):
-            if kept.path == hit.path and hit.start_line <= kept.end_line + 1 and kept.start_line <= hit.end_line + 1:
+            if (
+                kept.path == hit.path
+                and not _is_dialog(hit)
+                and hit.start_line <= kept.end_line + 1
+                and kept.start_line <= hit.end_line + 1
+            ):
                 first, second = (kept, hit) if kept.start_line <= hit.start_line else (hit, kept)
                 inside = second.end_line <= first.end_line
                 content = first.content if inside else f"{first.content}\n{second.content}"
@@ -75,23 +90,31 @@ def _spread(hits: list[ChunkHit]) -> list[ChunkHit]:
     later: list[ChunkHit] = []
     for hit in hits:
         top = best.setdefault(hit.path, hit.score)
-        (kept if hit.score >= REPEAT_SHARE * top or top <= 0 else later).append(hit)
+        (kept if _is_dialog(hit) or hit.score >= REPEAT_SHARE * top or top <= 0 else later).append(hit)
     return kept + later
 
 
+def _is_dialog(hit: ChunkHit) -> bool:
+    return hit.path.endswith(DIALOG_SUFFIX)
+
+
+@lru_cache(maxsize=1024)
 def _words(text: str) -> frozenset[str]:
     return frozenset(t.text for t in memory_analyzer()(text, mode="query"))
 
 
 def _curated_first(hits: list[ChunkHit]) -> list[ChunkHit]:
+    first_dialog = next((i for i, h in enumerate(hits) if _is_dialog(h)), None)
+    if first_dialog is None:
+        return hits
     out = list(hits)
-    for note in [h for h in hits if not h.path.endswith(DIALOG_SUFFIX)]:
+    for note in [h for h in hits[first_dialog + 1 :] if not _is_dialog(h)]:
         words = _words(note.content)
         if not words:
             continue
         at = out.index(note)
         for i, other in enumerate(out[:at]):
-            if other.path.endswith(DIALOG_SUFFIX) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
+            if _is_dialog(other) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
                 out.insert(i, out.pop(at))
                 break
     return out
@@ -118,11 +141,26 @@ def _explicit_versions(
     return out
 
 
-def _implicit_versions(out: list[Arranged]) -> list[Arranged]:
+def _same_subject(older: str, newer: str, query_weights: Mapping[str, float]) -> bool:
+    """Whether the newer text keeps what the query found in the older one: of the query's words the
+    older holds, the newer holds nearly all by rarity. "ledger service" and "checkout service" share
+    the common words; the rare one the question named ("ledger") tells them apart."""
+    old, new = _words(older), _words(newer)
+    found = {term: weight for term, weight in query_weights.items() if term in old}
+    total = sum(found.values())
+    return total <= 0 or sum(w for term, w in found.items() if term in new) >= SUBJECT_KEPT * total
+
+
+def _implicit_versions(out: list[Arranged], query_weights: Mapping[str, float]) -> list[Arranged]:
+    held = {term: w for term, w in query_weights.items() if any(term in _words(a.hit.content) for a in out)}
+    top = max(held.values(), default=0.0)
+    # The words that name what was asked (the rarest the hits hold): only hits about it are versions of it.
+    subject = {term for term, w in held.items() if w >= SUBJECT_RARITY * top}
     i = 0
     while i < len(out):
         older = out[i]
-        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX):
+        off_subject = not subject <= _words(older.hit.content)
+        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX) or off_subject:
             i += 1  # a dialog is what was said at the time, not a kept statement of a fact
             continue
         newer = [
@@ -134,6 +172,8 @@ def _implicit_versions(out: list[Arranged]) -> list[Arranged]:
             and out[j].hit.path != older.hit.path
             and not out[j].hit.path.endswith(DIALOG_SUFFIX)
             and same_fact(older.hit.content, out[j].hit.content)
+            and subject <= _words(out[j].hit.content)
+            and _same_subject(older.hit.content, out[j].hit.content, query_weights)
         ]
         if not newer:
             i += 1

@@ -89,6 +89,24 @@ def ensure_folder(folder: Path) -> None:
             os.mkdir(path, mode=0o700)
 
 
+def clear_unusable(path: Path, want_folder: bool) -> None:
+    """Remove what stands where the index keeps a folder (`want_folder`) or a regular file, when it
+    is something else (a file, a folder, a link): derived state of the index's own, which would
+    otherwise fail every later write. Call under the index lock, or for a path nobody else writes."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode) if want_folder else stat.S_ISREG(st.st_mode):
+        return
+    log.warning("reme-mcp: removing %s: %s", path, "not a folder" if want_folder else "not a regular file")
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 def temporary_folder() -> Path:
     """A fresh folder private to this process (0700), removed when it exits.
 

@@ -18,54 +18,40 @@ from reme_mcp.index.analysis import _CJK_CHARS, fold, memory_analyzer
 from reme_mcp.index.scoring import WeightedTerm
 from reme_mcp.storage.documents import Chunk
 
-# Field weights. On LoCoMo (any@5, all else fixed): context 0.3 -> 0.5 +2.4; speaker
-# 0.5 -> 1.0 +1.4 (a question that names a person is most often answered by that
-# person); when 0.5 +1.5 (questions say "in May 2023").
-# A note's name and description (remember derives both from its first words when not
-# given) weigh 0.1 each: at 2.0 and 1.5 a common word in five notes' titles outranked
-# the one note whose body holds the rare words searched for. On the peer harness
-# (bench/peers.py --in-process, recall@5 EN ZH on seed 1, then seed 2, with the phrase
-# stage) name / description 2.0 / 1.5: 0.89 0.91 (seed 1); 0.5 / 0.2: 0.97 0.97, 0.95 0.97;
-# 0.3 / 0.3: 0.97 0.97, 0.95 0.97; 0.1 / 0.1: 0.98 0.98, 0.98 0.98; 0 / 0 no better. Dialogs
-# have neither, so LoCoMo is unmoved. Kept above zero so a word found only there finds it.
+# Field weights. A question that names a person is most often answered by that person
+# (speaker), and questions say "in May 2023" (when). A note's name and description are
+# derived from its first words when not given, so they weigh little: a common word in
+# several titles must not outrank the one note whose body holds the rare words searched
+# for; above zero, so a word found only there still finds it. Each value was chosen on
+# bench/locomo.py and bench/peers.py together (docs/search-quality.md).
 FIELD_BOOSTS = {"content": 1.0, "name": 0.1, "description": 0.1, "speaker": 1.0, "context": 0.5, "when": 0.5}
-# How many messages each side of a dialog message are indexed as its context:
-# window 1 +6.0 any@5 over none, window 2 +2.3 over 1, window 3 no better than 2.
+# How many messages each side of a dialog message are indexed as its context: an answer
+# often sits a message or two from the words of the question.
 CONTEXT_WINDOW = 2
-# Less length normalisation than the usual 0.75 (+1.3 any@5 at 0.5, -1.2 at 0.9):
-# a message's context field is long or short by where it sits, not by what it says.
+# Less length normalisation than the usual 0.75: a message's context field is long or
+# short by where it sits, not by what it says.
 BM25_B = 0.5
 BM25_K1 = 1.2
-# Words in more than this share of chunks are left out of the query (see query_terms).
-# 0.2 -> 0.1 together with CONTEXT_MAX_DF_SHARE 0.05 -> 0.02: search p95 on bench/perf.py's
-# 30k-chunk workspace 83 -> 62 ms, for -2.3 any@5 / -1.2 any@10 / -0.3 session@5 on LoCoMo.
+# Words in more than this share of chunks are left out of the query (see query_terms):
+# in a large index they cost most of a search's time and decide little.
 MAX_DF_SHARE = 0.1
 # ...but only in an index this large: in a small one every word's weight counts and costs little.
 MIN_PRUNE_DOCS = 500
 # The context field holds each word up to four times over (once per neighbour), so its
-# posting lists are long: there only words in under 5% of chunks are worth their cost.
-# On 11k LoCoMo-like chunks this cut a query's CPU p50 from 49 to 24 ms and p95 from
-# 162 to 62 ms (content alone: 15 / 37 ms), for -1.7 any@5 on the LoCoMo dev split.
+# posting lists are long: there only words in under 2% of chunks are worth their cost.
 CONTEXT_MAX_DF_SHARE = 0.02
 # A single Chinese/Japanese character (the analyzer also emits the pairs around it) is
-# kept in a large index's query only when under 2% of chunks hold it: the pairs carry
-# the meaning, a rare character still finds a name, and the common ones (的, 是, 数)
-# were most of the slowest queries' cost: on bench/perf.py's 30k-chunk workspace search
-# p50 17.7 -> 6.2 ms and p95 61.6 -> 45.4 ms (LoCoMo, all English, unchanged).
+# kept in a large index's query only when it is rare: the pairs carry the meaning, a rare
+# character still finds a name, and the common ones (的, 是, 数) were most of the slowest
+# queries' cost.
 CJK_CHAR_MAX_DF_SHARE = 0.02
 # A chunk holding every adjacent pair of the query's words (a verbatim phrase) scores
-# (1 + PHRASE_BOOST) times its BM25; one holding some pairs, in proportion. On the peer
-# harness (2,000 notes, queries cut verbatim from one) this lifts the target over notes
-# that share a rare word in their title; see phrase_rerank for what it costs.
+# (1 + PHRASE_BOOST) times its BM25; one holding some pairs, in proportion: a phrase a
+# person recalls lifts its note over notes that share a rare word in their title.
 PHRASE_BOOST = 1.0
-# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): 70 for
-# a query of a few words, as a person recalls a phrase; 20 for a longer one (a question),
-# whose pairs seldom stand verbatim in a chunk, while its flat BM25 scores made the walk
-# long. Reading a candidate's text is the cost: on bench/perf.py's 10k workspace (300
-# queries, CPU per query, medians of four alternating runs) p50 / p95 were 5.9 / 14.3 ms
-# without the stage, 5.9 / 14.4 at 70, 6.1 / 15.0 at 100, and 200 for every query was
-# +30% at p95; recall@5 on the peer harness (in process) is 0.98 EN and ZH on seeds 1 and
-# 2 at 70 and 100, 0.97 EN on seed 2 at 50.
+# At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): more for
+# a query of a few words, as a person recalls a phrase; fewer for a longer one (a question),
+# whose pairs seldom stand verbatim in a chunk. Reading a candidate's text is the cost.
 PHRASE_POOL = 70
 PHRASE_POOL_LONG = 20
 PHRASE_SHORT_PAIRS = 5  # at most this many pairs (six words) is a few words

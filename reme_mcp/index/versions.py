@@ -23,8 +23,8 @@ from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.storage.documents import wikilinks
 
 # Implicit versions: at least this many shared words, and this share of the words of both.
-MIN_SHARED_WORDS = 3
-MIN_SHARED_SHARE = 0.5
+MIN_SHARED_WORDS = 2
+MIN_SHARED_SHARE = 0.34
 # Notes longer than this are not one fact: two long notes share wording without being versions.
 MAX_FACT_CHARS = 600
 

@@ -250,8 +250,14 @@ _STORAGE_ERRORS = (
     WhooshIndexError,
 )
 # Whoosh's byte-level readers: a ValueError or TypeError raised in them (ord() of the empty
-# read past a truncated file's end, say) is a file that ended early, not a bug of ours.
-_DECODERS = ("whoosh/filedb/structfile.py", "whoosh/util/varints.py", "whoosh/filedb/filetables.py")
+# read past a truncated file's end, say; a column's header byte that is no struct code, which
+# struct.calcsize refuses with a UnicodeEncodeError) is a file that ended early, not a bug of ours.
+_DECODERS = (
+    "whoosh/filedb/structfile.py",
+    "whoosh/util/varints.py",
+    "whoosh/filedb/filetables.py",
+    "whoosh/columns.py",
+)
 
 
 def is_corruption(exc: BaseException) -> bool:

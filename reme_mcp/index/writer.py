@@ -23,11 +23,12 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import Any
 
 from whoosh import index as whoosh_index
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.index.home import ensure_folder
+from reme_mcp.index.home import clear_unusable, ensure_folder
 from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_documents, file_record
 from reme_mcp.index.segments import merge_small
 from reme_mcp.index.store import BuildReason, IndexStore
@@ -37,6 +38,7 @@ from reme_mcp.storage.workspace import Workspace
 log = logging.getLogger("reme_mcp.index")
 
 WRITE_LOCK_TIMEOUT = 60.0  # seconds a writer waits for Whoosh's own write lock
+WHOOSH_LOCK = "MAIN_WRITELOCK"  # Whoosh's lock file in the index folder
 
 
 class IndexWriter:
@@ -88,6 +90,7 @@ class IndexWriter:
         text = "\n".join(paths)
         for attempt in range(3):  # the folder may be cleared between creating and writing it
             try:
+                clear_unusable(self.spool, want_folder=True)  # a file or link there holds no entry
                 ensure_folder(self.spool)
                 tmp = self.spool / f".{name}"
                 tmp.write_text(text, encoding="utf-8")
@@ -179,7 +182,7 @@ class IndexWriter:
         ix = self.store.index()
         # Separate files per segment: Whoosh reads a compound file through Python-level
         # seeks, which made opening the segments after each commit most of its cost.
-        writer = ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+        writer = self._whoosh_writer(ix)
         # Find the old documents with the searcher we hold if it sees the generation the
         # writer starts from (delete_by_term would open every segment again).
         held = self.store.held_searcher()
@@ -206,6 +209,13 @@ class IndexWriter:
             raise
         self.store.committed(writer.generation, written)
 
+    def _whoosh_writer(self, ix: Any) -> Any:
+        """Whoosh's writer, its lock file first made usable: under the index lock no one else holds
+        Whoosh's, so anything but a regular file in its place (a folder, a link) is derived state gone
+        wrong, and is removed rather than failing every commit from now on."""
+        clear_unusable(self.store.directory / WHOOSH_LOCK, want_folder=False)
+        return ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+
     def restamp(self, stamps: dict[str, str]) -> None:
         """Give these files' records a new change stamp, keeping everything else they hold.
 
@@ -216,7 +226,7 @@ class IndexWriter:
 
     def _restamp(self, stamps: dict[str, str]) -> None:
         ix = self.store.index()
-        writer = ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+        writer = self._whoosh_writer(ix)
         written: dict[str, FileRecord | None] = {}
         try:
             with ix.searcher() as searcher:

@@ -237,12 +237,25 @@ class DayIndex:
         self._batch.wrote()
         return f"daily/{day}.md"
 
-    def flush(self) -> None:
-        """Refresh the day indexes the batch still owes (the server is ending)."""
+    def flush(self) -> list[str]:
+        """Refresh the day indexes the batch still owes, then every day this process wrote (the server
+        is ending): a batch that gave a day up (its index busy or broken then) is tried once more.
+        Returns the day indexes refreshed, for the search index to take."""
         self._batch.flush()
+        refreshed: list[str] = []
+        if not self._written:
+            return refreshed
+        with self.ws.lock("write"):
+            for day in sorted(self._written):
+                try:
+                    refreshed.append(self.refresh(day))
+                except (OSError, ReMeError) as exc:  # the mark stays: the next warm-up tries again
+                    log.warning("reme-mcp: day index of %s not refreshed: %s", day, exc)
+        return refreshed
 
     def catch_up(self) -> int:
-        """Refresh the day indexes a process that died before its batch left behind; returns how many.
+        """Refresh the day indexes a process that died before its batch left behind, and those whose
+        day's folder changed after them; returns how many.
 
         Each process marks the days it owes a refresh (`<date>.<pid>` in the state folder) and
         removes the mark once it has refreshed them. A mark of a process that is gone is done
@@ -250,18 +263,22 @@ class DayIndex:
         date writes nothing) and left to it.
         """
         folder = self.ws.state_dir / DUE_FOLDER
-        if not folder.is_dir() or folder.is_symlink():
-            return 0
+        marked = folder.is_dir() and not folder.is_symlink()
+        # Only a day index that exists, of a day that has notes: a mark is a file anyone could
+        # have put there, and a missing day index is left to the day's next note, as ReMe leaves it.
+        # A process killed between writing a note and marking its day left no mark: that day's
+        # folder changed after its day index was last written.
+        days = set(self.days())
+        behind = {day for day in days if self._behind(day)}
+        if not marked and not behind:
+            return 0  # nothing owed: no lock taken, nothing written
         with self.ws.lock("write"):
-            marks: dict[str, list[int]] = {}
-            with os.scandir(self.ws.state_folder(DUE_FOLDER)) as entries:
-                for entry in entries:
-                    found = _MARK_RE.fullmatch(entry.name)
-                    if found and DATE_RE.match(found[1]):
-                        marks.setdefault(found[1], []).append(int(found[2]))
-            # Only a day index that exists, of a day that has notes: a mark is a file anyone could
-            # have put there, and a missing day index is left to the day's next note, as ReMe leaves it.
-            days = set(self.days())
+            marks: dict[str, list[int]] = {day: [] for day in behind}
+            names = os.listdir(self.ws.state_folder(DUE_FOLDER)) if marked else []
+            for name in names:
+                found = _MARK_RE.fullmatch(name)
+                if found and DATE_RE.match(found[1]):
+                    marks.setdefault(found[1], []).append(int(found[2]))
             marks = {day: pids for day, pids in marks.items() if day in days and self._index_exists(day)}
             for day, pids in sorted(marks.items()):
                 self.refresh(day)
@@ -270,6 +287,15 @@ class DayIndex:
                         with contextlib.suppress(OSError):
                             os.unlink(self._marker(day, pid))
         return len(marks)
+
+    def _behind(self, day: str) -> bool:
+        """Whether the day's folder changed (a note added or removed) after its day index was written."""
+        try:
+            index = self.ws.layout_path(f"daily/{day}.md").stat()
+            folder = self.ws.layout_path(f"daily/{day}/x.md").parent.stat()
+        except (OSError, ReMeError):
+            return False
+        return folder.st_mtime_ns > index.st_mtime_ns
 
     def _index_exists(self, day: str) -> bool:
         try:

@@ -30,6 +30,8 @@ MAX_NOTE_READ = 4 * 1024 * 1024
 REQUEST_KEY = "request_hash"
 RECHECK = 1.0  # seconds
 # Front-matter keys the day index's line leaves out (ReMe's list).
+# What str.splitlines() breaks a line at.
+_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _HIDDEN_KEYS = frozenset({"name", "description", "schema_version", "session_id", "source_conversation"})
 
 
@@ -58,8 +60,16 @@ def day_index_line(path: str, meta: dict[str, Any]) -> str:
     for key in keys:
         value = meta[key]
         if value is not None and value != "":
-            parts.append(f"{key}: {str(value).replace(chr(10), ' ')}")
+            parts.append(f"{key}: {_one_line(str(value))}")
     return " ".join(parts).replace("<!--", "<!\u2011-")
+
+
+def _one_line(value: str) -> str:
+    """New lines as spaces, as ReMe writes them; and every other line break a reader may honour
+    (a carriage return, U+2028, NEL ...), so one note's line never splits into two."""
+    if value.isprintable():  # the common case: no break of any kind
+        return value
+    return "".join(" " if ch in _BREAKS else ch for ch in value)
 
 
 class _Day:

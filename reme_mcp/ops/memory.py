@@ -11,18 +11,17 @@ import contextlib
 import dataclasses
 import json
 import threading
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
-from reme_mcp.index.semantic_hook import extra_installed, semantic_report
+from reme_mcp.index.query import query_tokens
+from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import echo, traverse
+from reme_mcp.ops import doctor, echo, traverse
 from reme_mcp.ops.intake import NoteInput, check_input
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -39,7 +38,6 @@ from reme_mcp.ops.models import (
     DailyNote,
     Day,
     DoctorReport,
-    IndexReport,
     ReadResult,
     ReindexResult,
     RememberResult,
@@ -51,12 +49,18 @@ from reme_mcp.ops.models import (
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
-from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace, file_kind
+from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
+
+if TYPE_CHECKING:
+    from reme_mcp.team.background import BackgroundSync
+    from reme_mcp.team.run import SyncReport
 
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
 # Notes compared with a remember's content to tell an echo of one (echo.py).
 ECHO_CANDIDATES = 5
+# The echo's search asks with the content's first words: enough to find the note it copies.
+ECHO_QUERY_WORDS = 32
 
 
 class Memory:
@@ -74,6 +78,7 @@ class Memory:
             semantic=settings.semantic == "on" or (settings.semantic == "auto" and extra_installed()),
         )
         self.days = DayIndex(self.ws)
+        self._team: BackgroundSync | None = None
 
     # ---- search ------------------------------------------------------------------------------
 
@@ -238,20 +243,21 @@ class Memory:
         )
         note = dataclasses.replace(note, supersedes=self._replaced(supersedes or []))
         try:
-            return self._remember(note)
+            return self._remember(note, recalled=echo.looks_recalled(content))
         except OSError as exc:
             raise ReMeError(os_error_line(exc, "remember")) from exc
 
-    def _remember(self, note: NoteInput) -> RememberResult:
+    def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
+        # Outside the lock: a search must not hold up other writers.
+        echo = self._echo(note) if recalled else None
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
                 day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
                 return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
-            echo = self._echo(note)
             if echo is not None:
                 return echo
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
@@ -293,24 +299,27 @@ class Memory:
     def _echo(self, note: NoteInput) -> RememberResult | None:
         """The answer for content that adds nothing to a note already kept (echo.py), else None.
 
-        A note that supersedes others is a correction, never an echo. The search reads the last
-        commit without waiting for writes still batched: a copy of a note stored a moment ago is
-        caught by the exact check before this.
+        Asked only for content that carries a recall's wrapping (echo.looks_recalled): plain content
+        is checked for exact copies alone, so a burst of new notes costs no search. A note that
+        supersedes others is a correction, never an echo. The search reads the last commit without
+        waiting for writes still batched (a copy of a note stored a moment ago is caught by the
+        exact check), and only the index's raw ranking.
         """
         if note.supersedes or not self.index.ready():
             return None
-        found = self.index.find(echo.core(note.content)[:MAX_QUERY_CHARS], ECHO_CANDIDATES, by_meaning=False)
-        kept = echo.echoed(note.content, found.hits)
+        tokens = query_tokens(echo.core(note.content)[:MAX_QUERY_CHARS])[:ECHO_QUERY_WORDS]
+        hits, _ = self.index.search(tokens, ECHO_CANDIDATES)
+        kept = echo.echoed(note.content, hits)
         if kept is None:
             return None
-        day = kept.hit.path.split("/")[1] if kept.hit.path.startswith("daily/") else None
+        day = kept.path.split("/")[1] if kept.path.startswith("daily/") else None
         return RememberResult(
-            path=kept.hit.path,
+            path=kept.path,
             created=False,
-            duplicate_of=kept.hit.path,
+            duplicate_of=kept.path,
             day_index=f"daily/{day}.md" if day else "",
-            superseded_by=list(kept.superseded_by),
-            possibly_outdated_by=list(kept.newer),
+            superseded_by=self.index.superseded_by([kept.path])[kept.path],
+            possibly_outdated_by=echo.newer_versions(kept, hits),
         )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
@@ -339,7 +348,11 @@ class Memory:
 
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
-        self.days.flush()
+        if self._team is not None:
+            self._team.stop()
+        refreshed = self.days.flush()
+        with contextlib.suppress(OSError):  # a day index not indexed now is by the next search's sync
+            self.index.written(refreshed)
         self.index.flush()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexResult:
@@ -359,32 +372,23 @@ class Memory:
 
     def doctor(self) -> DoctorReport:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
-        from reme_mcp.ingest.cursors import cursor_summary
+        return doctor.report(self.settings, self.ws, self.index)
 
-        exists = self.ws.root.is_dir()
-        kinds = Counter(file_kind(entry.path) for entry in self.ws.walk())
-        return DoctorReport(
-            workspace=str(self.settings.workspace),
-            workspace_exists=exists,
-            timezone=str(self.settings.timezone),
-            today=self.settings.today().isoformat(),
-            files_by_kind=dict(sorted(kinds.items())),
-            version=__version__,
-            index=self._index_report() if exists else None,
-            ingest=cursor_summary(self.ws) or "off (no source imported; see reme-mcp ingest sources)",
-            semantic=semantic_report(self.index.semantic, self.settings.semantic),
-        )
+    def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
+        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up."""
+        from reme_mcp.team.run import Sync
 
-    def _index_report(self) -> IndexReport:
-        state = self.index.state()
-        return IndexReport(
-            directory=str(state.directory),
-            exists=state.exists,
-            files=state.files,
-            chunks=state.chunks,
-            stale_files=state.stale,
-            files_without_text=state.skipped,
-        )
+        report = Sync(self.ws, interactive).run(dry_run=dry_run, init=init)
+        if not dry_run:
+            report.indexed = self.index.sync(force=True)
+        return report
+
+    def sync_in_background(self, every: float, idle: Callable[[], bool]) -> None:
+        """Sync every `every` seconds while serving, whenever `idle()` (no tool call being answered)."""
+        from reme_mcp.team.background import BackgroundSync
+
+        self._team = BackgroundSync(lambda: self.team_sync(interactive=False), every, idle)
+        self._team.start()
 
     def follow(self, sources: Collection[str]) -> threading.Event:
         """Import these hosts' session logs into memory in the background; set the event to stop."""

@@ -15,7 +15,7 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
-from reme_mcp.safety.boundary import inside, one_line, wrap
+from reme_mcp.safety.boundary import inside, one_line, quoted_path, shown_path, wrap
 
 __all__ = [
     "DailyListResult",
@@ -79,8 +79,10 @@ class SearchResult(_Result):
             # Name and description are memory text: they go inside the hit's boundary.
             label = " - ".join(x for x in (hit.name, hit.description) if x)
             when = f" ({hit.date})" if hit.date else ""
-            lines.append(f"{i}. {one_line(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{_currency(hit)}")
-            lines.append(inside(hit.snippet, label) if label else hit.snippet)
+            lines.append(f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{_currency(hit)}")
+            block = inside(hit.snippet, label) if label else hit.snippet
+            # A path that is not plain is workspace text: given exactly, inside the boundary.
+            lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
         return "\n".join(lines)
@@ -88,9 +90,9 @@ class SearchResult(_Result):
 
 def _currency(hit: SearchHit) -> str:
     if hit.superseded_by:
-        return f" [superseded by {', '.join(one_line(p) for p in hit.superseded_by)}]"
+        return f" [superseded by {', '.join(shown_path(p) for p in hit.superseded_by)}]"
     if hit.possibly_outdated_by:
-        return f" [possibly outdated: newer {', '.join(one_line(p) for p in hit.possibly_outdated_by)}]"
+        return f" [possibly outdated: newer {', '.join(shown_path(p) for p in hit.possibly_outdated_by)}]"
     return ""
 
 
@@ -108,9 +110,9 @@ class ReadResult(_Result):
     )
 
     def render(self) -> str:
-        head = f"{one_line(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        head = f"{shown_path(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
         if self.superseded_by:
-            head += f" [superseded by {', '.join(one_line(p) for p in self.superseded_by)}]"
+            head += f" [superseded by {', '.join(shown_path(p) for p in self.superseded_by)}]"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
         return f"{head}\n{self.content}{tail}"
 
@@ -179,7 +181,9 @@ class DailyListResult(_Result):
             lines.append(f"{day.date}: {len(day.notes)} note(s)")
             for note in day.notes:
                 label = " - ".join(x for x in (note.name, note.description) if x)
-                replaced = f" [superseded by {', '.join(note.superseded_by)}]" if note.superseded_by else ""
+                replaced = (
+                    f" [superseded by {', '.join(note.superseded_by)}]" if note.superseded_by else ""
+                )  # inside wrap
                 lines.append(f"  {note.path}{replaced} {label}".rstrip())
         return wrap("\n".join(lines), "daily_list")
 
@@ -198,12 +202,15 @@ class RememberResult(_Result):
 
     def render(self) -> str:
         if self.created:
-            return f"Stored {one_line(self.path)} (day index {one_line(self.day_index)} refreshed)."
-        said = f"Already stored as {one_line(self.duplicate_of or self.path)}; nothing written."
+            return f"Stored {shown_path(self.path)} (day index {shown_path(self.day_index)} refreshed)."
+        held = self.duplicate_of or self.path
+        said = f"Already stored as {shown_path(held)}; nothing written."
         if self.superseded_by:
-            said += f" That note is superseded by {', '.join(one_line(p) for p in self.superseded_by)}: read it for what is true now."
+            said += f" That note is superseded by {', '.join(shown_path(p) for p in self.superseded_by)}: read it for what is true now."
         elif self.possibly_outdated_by:
-            said += f" A newer note may replace it: {', '.join(one_line(p) for p in self.possibly_outdated_by)}."
+            said += f" A newer note may replace it: {', '.join(shown_path(p) for p in self.possibly_outdated_by)}."
+        if shown_path(held) != held:  # a file someone else named: its exact name inside the boundary
+            said += f"\n{wrap(f'path: {quoted_path(held)}', 'remember')}"
         return said
 
 
@@ -227,6 +234,7 @@ class DoctorReport(_Result):
     version: str
     index: IndexReport | None = Field(default=None, description="Absent when there is no workspace yet.")
     ingest: dict[str, Any] | str = Field(description="Each followed source's cursor, or why ingest is off.")
+    sync: dict[str, Any] | str = Field(default="off", description="The last team sync and its error (reme-mcp sync).")
     semantic: dict[str, Any] | str = Field(
         default="off",
         description="Search by meaning: the model, its status and how far embedding is, or why it is off.",

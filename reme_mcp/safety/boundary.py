@@ -8,6 +8,8 @@ letters, circled letters, full-width forms, tag characters and joiners all fold 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 
@@ -77,6 +79,26 @@ def one_line(text: str) -> str:
     a new line of instructions or reorder what the model reads.
     """
     return _BREAKS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", escape(text))
+
+
+# A path made only of these is shown outside the boundary as it is: no line break, quote,
+# markup or space to write an instruction with, and short.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,159}")
+
+
+def shown_path(path: str) -> str:
+    """A workspace path as text outside the boundary: itself when plain, else a hash-named reference.
+
+    Any other path is given exactly inside the boundary (`quoted_path`) and in the structured result.
+    """
+    if _PLAIN_PATH.fullmatch(path) and "//" not in path:
+        return path
+    return f"[file {hashlib.sha256(path.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}]"
+
+
+def quoted_path(path: str) -> str:
+    """The exact path for inside the boundary: a JSON string on one line, to pass back to `read`."""
+    return one_line(json.dumps(path, ensure_ascii=False))
 
 
 def wrap(text: str, source: str) -> str:

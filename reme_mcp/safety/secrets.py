@@ -31,9 +31,12 @@ lookbehind so that a match can only start where a token starts.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from reme_mcp.safety.encoded import find_encoded
 
 __all__ = ["SecretFinding", "find_secret"]
 
@@ -137,6 +140,16 @@ def _random_tail(match: re.Match[str], size: int) -> bool:
     return any(c.isupper() for c in tail) and any(c.islower() for c in tail) and any(c.isdigit() for c in tail)
 
 
+def _snowflake(match: re.Match[str]) -> bool:
+    """A Discord token's first part is its bot's id (a number of 17 to 20 digits) in base64."""
+    first = match.group(0).split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(first + "=" * (-len(first) % 4))
+    except ValueError:
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20
+
+
 def _mixed_case(match: re.Match[str]) -> bool:
     token = match.group(0)[3:]
     return token != token.upper() and token != token.lower()
@@ -226,9 +239,9 @@ _RULES: tuple[_Rule, ...] = (
         "a Discord bot token",
         (".",),
         re.compile(
-            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
         ),
-        lambda match: _random_tail(match, 20),
+        lambda match: _snowflake(match) or _random_tail(match, 20),
     ),
     _Rule("a Slack token", ("xox",), re.compile(r"(?<![A-Za-z0-9_-])xox[bpar]-[A-Za-z0-9-]{10,255}"), _has_digit),
     _Rule(
@@ -372,7 +385,18 @@ def find_secret(text: str) -> SecretFinding | None:
     wrapped = _unwrapped_jwt(text) if found is None else None
     if wrapped is not None:
         return SecretFinding(kind="a JSON Web Token", line=text.count("\n", 0, wrapped) + 1)
+    encoded = find_encoded(text, _kind_in) if found is None else None  # no telling prefix: by shape
+    if encoded is not None:
+        return SecretFinding(kind=encoded[0], line=text.count("\n", 0, encoded[1]) + 1)
     return found
+
+
+def _kind_in(decoded: str) -> str | None:
+    """What secret decoded text holds, by the rules above (encoded.py's own check not again)."""
+    found = _find_by_line(decoded)
+    if found is not None:
+        return found.kind
+    return "a JSON Web Token" if _unwrapped_jwt(decoded) is not None else None
 
 
 def _find_by_line(text: str) -> SecretFinding | None:

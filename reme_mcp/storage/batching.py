@@ -94,6 +94,8 @@ class CommitBatcher:
                     self._changed.wait(wait)
                     wait = self._due_in()
                 self._first = 0.0
+                if not self._waiting():  # a flush or a search took them meanwhile: nothing to commit
+                    continue
             self._commit_logged()
 
     def _commit_logged(self) -> None:

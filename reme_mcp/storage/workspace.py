@@ -137,8 +137,10 @@ class Workspace:
         if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in raw.split("/")):
             # The OS would refuse it later with ENAMETOOLONG; say so plainly instead.
             raise ReMeError(f"a part of the path is longer than {MAX_NAME_BYTES} bytes: no file has such a name")
-        if "\0" in raw or any(ord(ch) < 32 for ch in raw):
-            raise ReMeError("path contains control characters: use a plain workspace-relative path")
+        # Other control characters are allowed: a file named with a line break is the workspace's,
+        # and search shows its exact path (inside the boundary) so that it can be read.
+        if "\0" in raw:
+            raise ReMeError("path contains a NUL character: use a plain workspace-relative path")
         if "\\" in raw or _DRIVE_RE.match(raw) or raw.startswith(("/", "~")):
             raise ReMeError(
                 "path must be workspace-relative with forward slashes (like digest/wiki/a.md), "

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.hosts.script import PASSPHRASE, RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT, Script, reme_tools
@@ -72,17 +74,38 @@ def copy_plugin(target: Path) -> Path:
     return target
 
 
-def assert_remembered_then_found(script: Script, host_tools: tuple[str, ...] = ()) -> None:
+@contextlib.contextmanager
+def one_core_busy() -> Iterator[None]:
+    """Another process keeps one core spinning meanwhile, as a build or a neighbour would."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def no_environment_built(data: Path) -> bool:
+    """Whether the plugin's data folder holds no built environment: its next start is its first."""
+    return not list(data.glob("venvs/*/.reme-plugin-ready"))
+
+
+def assert_remembered_then_found(script: Script, host_tools: tuple[str, ...] = ()) -> list[int]:
     """Session 1 offered the five reme tools in its first request and called `remember`;
     session 2 offered them in its first request, called `search`, and the result the model
     received holds the passphrase.
 
     `host_tools` are tools the host itself adds beside any MCP server (Codex's
-    `list_mcp_resources`, ...), which the check for wrapper tools leaves alone."""
+    `list_mcp_resources`, ...), which the check for wrapper tools leaves alone.
+
+    Returns how many reme tools each session's first request offered (also printed, for the record)."""
+    counts: list[int] = []
     for prompt, tool in ((REMEMBER_PROMPT, "remember"), (RECALL_PROMPT, "search")):
         requests = script.session_requests(prompt)
         assert requests, f"the host never sent the model the user's words {prompt!r}"
         first = reme_tools(requests[0].offered)
+        counts.append(len(first))
+        print(f"first model request of the {tool} session offered {len(first)} reme tools: {sorted(first.values())}")
         assert sorted(first) == sorted(REME_TOOLS), f"first request offered {requests[0].offered}"
         # No extra wrappers (prompts_list, resources_read, ...) under the server's prefix either.
         prefix = first["search"].removesuffix("search")
@@ -101,3 +124,4 @@ def assert_remembered_then_found(script: Script, host_tools: tuple[str, ...] = (
             assert PASSPHRASE in results, f"search result lacks the passphrase: {results[:500]}"
         else:
             assert "Stored" in results or "daily/" in results, f"remember did not store: {results[:500]}"
+    return counts

@@ -8,8 +8,9 @@ SDK's later copy of those answers. A first `search` arriving before the SDK load
 answered early too, from the Memory the SDK then serves with, and not passed on
 (reme_mcp/faces/stdio/early_search.py).
 Lines the SDK would leave unanswered get a JSON-RPC error from reme_mcp/faces/stdio/wire.py instead.
-SIGINT and SIGTERM end the process at once: the workspace is written atomically, so
-there is nothing to tidy up.
+SIGINT and SIGTERM end the process within FINISH_TIMEOUT seconds: what waits for a batch
+(a burst's day index, index commits) is written first, and every file is written
+atomically, so nothing else needs tidying.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
 
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
-    process.end_at_once_on_signals()
-    answers = handshake.load()
     memory = LazyMemory(settings)
+    # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
+    process.end_on_signals(memory.finish)
+    answers = handshake.load()
     early = early_search.load(answers, memory)
     wire_in, wire_out = _claim_stdio()
     sdk_in_r, sdk_in_w = os.pipe()

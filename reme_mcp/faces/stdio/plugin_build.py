@@ -1,0 +1,57 @@
+"""The plugin's environment, built once per version of the plugin's code, one build at a time.
+
+bin/reme-mcp knows how to build (uv, a staging folder renamed into place) and does it with
+`--build-only`; this module runs that in a session of its own, so the build finishes even
+when the host ends the launcher, and makes the starts of one plugin version share a build:
+the first takes a lock and hands it to its build process, which holds it until it ends;
+a start that finds the lock taken waits for that build instead of running a second one
+beside it (two builds at once take twice the CPU a host's session is waiting on).
+Standard library only, like the front that calls it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+from pathlib import Path
+
+READY_MARK = ".reme-plugin-ready"
+
+
+def is_ready(venv: Path) -> bool:
+    return (venv / READY_MARK).is_file() and (venv / "bin" / "python").exists()
+
+
+def build(root: Path, data: str, venv: Path) -> str | None:
+    """Build the environment, or wait for the build another start runs: None once it is ready,
+    else the one-line reason it is not (which says what to do)."""
+    try:
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        lock = (venv.parent / f".build-{venv.name}.lock").open("a")
+    except OSError as exc:
+        return f"reme-mcp: the plugin's data folder cannot hold its environment ({exc}); check {data}"
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"reme-mcp: waiting for the build another start of this plugin runs in {venv}", file=sys.stderr)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_ready(venv):
+            return None
+        print(f"reme-mcp: first start of this plugin version: building its environment in {venv}", file=sys.stderr)
+        # The lock goes with the build (its file description is shared), so it stays held
+        # while the build runs, whether or not this process is still there.
+        process = subprocess.Popen(
+            [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(lock.fileno(),),
+        )
+        _, err = process.communicate()
+    if is_ready(venv):
+        return None
+    lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1] if lines else f"reme-mcp: building the plugin's environment in {venv} failed"
