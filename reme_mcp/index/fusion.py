@@ -37,6 +37,11 @@ WEAK, STRONG = 0.15, 0.20
 SEMANTIC_WEIGHT_STRONG = 0.0
 
 
+def model_needed(covered: Sequence[float]) -> bool:
+    """Whether the model's ranking can change the result (a strong lexical stage answers alone)."""
+    return lexical_strength(max(covered, default=0.0)) < 1.0 or SEMANTIC_WEIGHT_STRONG > 0
+
+
 def lexical_strength(best_coverage: float) -> float:
     """0 when the lexical stage found little of the query, 1 when it found its words."""
     return min(1.0, max(0.0, (best_coverage - WEAK) / (STRONG - WEAK)))
@@ -79,16 +84,16 @@ def fuse(
     key: Callable[[H], str],
     content: Callable[[H], str],
     query: str,
-    idf: dict[str, float] | None = None,
+    covered: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first, then by fused rank.
 
-    `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `idf`: the
-    query tokens' weights, by which a lexical hit's coverage and the stage's strength are known.
+    `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `covered`:
+    each lexical hit's coverage (`coverage`), by which the lexical stage's strength is known.
     """
     scores: dict[str, float] = {}
     first: list[str] = []
-    covered = [coverage(content(hit), idf) if idf else 1.0 for hit in lexical]
+    covered = list(covered) if covered is not None else [1.0] * len(lexical)
     strong = lexical_strength(max(covered, default=0.0))
     # Weak lexical hits (a paraphrase's, matching function words) count by the square of what
     # they hold: at a coverage of 0.06, 1/61 would move the model's ranking by four places.

@@ -93,17 +93,21 @@ class SemanticHook:
             self._waited = True
             self.stage.loaded(FIRST_LOAD_WAIT)
         start, end, prefix = where
+        idf = read(lambda searcher: _idf(searcher, text)) if hits else {}
+        covered = [fusion.coverage(h.content, idf) for h in hits]
+        # A query the lexical stage answers strongly is not embedded at all: its results are
+        # the lexical ones (verbatim hits first), and it pays no model time.
+        asked = fusion.model_needed(covered)
         near = [
             (key.chunk_id, similarity)
-            for key, similarity in self.stage.nearest(text, SEMANTIC_DEPTH)
+            for key, similarity in (self.stage.nearest(text, SEMANTIC_DEPTH) if asked else [])
             if (prefix is None or key.path.startswith(prefix))
             and (start is None or start <= key.date)
             and (end is None or (key.date and key.date <= end))
         ]
-        if not near:
+        if asked and not near:
             return hits, total
-        idf = read(lambda searcher: _idf(searcher, text)) if hits else None
-        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, idf)
+        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered)
         by_id = {_chunk_id(h): h for h in hits}
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
         if wanted:
