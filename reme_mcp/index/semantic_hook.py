@@ -87,17 +87,17 @@ class SemanticHook:
     ) -> tuple[list[H], int]:
         """The lexical hits joined by the chunks nearest in meaning (fusion.py), at most `limit`."""
         self.changed()
-        if not self._waited:
-            # A process's first search waits for the model (a fraction of a second once the
-            # language means are stored), so a one-off `reme-mcp search` uses stored vectors.
-            self._waited = True
-            self.stage.loaded(FIRST_LOAD_WAIT)
         start, end, prefix = where
         idf = read(lambda searcher: _idf(searcher, text)) if hits else {}
         covered = [fusion.coverage(h.content, idf) for h in hits]
         # A query the lexical stage answers strongly is not embedded at all: its results are
         # the lexical ones (verbatim hits first), and it pays no model time.
         asked = fusion.model_needed(covered)
+        if asked and not self._waited:
+            # The first question that needs the model waits for it (a fraction of a second once
+            # the language means are stored), so a one-off `reme-mcp search` uses stored vectors.
+            self._waited = True
+            self.stage.loaded(FIRST_LOAD_WAIT)
         near = [
             (key.chunk_id, similarity)
             for key, similarity in (self.stage.nearest(text, SEMANTIC_DEPTH) if asked else [])
