@@ -177,9 +177,15 @@ def baseline_searcher(conversation: Conversation) -> Callable[[str], Ranked]:
     return search
 
 
-def reme_searcher(root: Path) -> Callable[[str], Ranked]:
-    memory = Memory(load_settings(workspace=str(root)))
+def reme_searcher(root: Path, semantic: str = "off") -> Callable[[str], Ranked]:
+    """reme-mcp's search; with the semantic stage on, once every chunk is embedded."""
+    memory = Memory(load_settings(workspace=str(root), semantic=semantic))
     memory.index.rebuild()
+    if memory.index.semantic is not None:
+        memory.index.semantic.wait(3600)
+        state = memory.index.semantic.state()
+        if state.status.startswith("off"):
+            raise SystemExit(f"locomo: the semantic stage is {state.status}")
 
     def search(text: str) -> Ranked:
         result = memory.search(text, limit=LIMIT)
@@ -278,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="also write the table as JSON to this file")
+    parser.add_argument(
+        "--no-semantic", action="store_true", help="leave out the semantic stage (needs reme-mcp[semantic])"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(
@@ -288,12 +297,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     conversations = load_conversations(json.loads(args.data.read_text(encoding="utf-8")))
     methods = {"reme-mcp": Totals(), "baseline": Totals()}
+    if not args.no_semantic:
+        methods["semantic"] = Totals()  # the same search, the semantic stage on and caught up
     with tempfile.TemporaryDirectory(prefix="reme-locomo-") as tmp:
         os.environ.setdefault("REME_INDEX_DIR", str(Path(tmp) / "index-home"))  # not into ~/.cache
         for conversation in conversations:
             root = Path(tmp) / conversation.sample_id
             write_workspace(root, conversation)
             run(reme_searcher(root), conversation.questions, methods["reme-mcp"])
+            if "semantic" in methods:
+                run(reme_searcher(root, "on"), conversation.questions, methods["semantic"])
             run(baseline_searcher(conversation), conversation.questions, methods["baseline"])
     table = report(methods)
     turns = sum(len(m) for c in conversations for m in c.files.values())

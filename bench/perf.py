@@ -537,6 +537,8 @@ def _pair(s: dict[str, float], unit: str = "ms") -> str:
 
 
 def main() -> None:
+    # The lexical engine's numbers: the semantic stage has its own (bench/semantic_perf.py).
+    os.environ.setdefault("REME_SEMANTIC", "off")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="The 1k size only, fewer trials (a CI smoke test).")
     parser.add_argument("--sizes", default="1k,10k,100k", help="Comma-separated sizes among 1k, 10k, 100k.")

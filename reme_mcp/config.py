@@ -36,6 +36,9 @@ class Settings:
     # Seconds between background syncs of the workspace through its git remote while serving
     # (`serve --sync-every 5m`, REME_SYNC_EVERY); 0: off (reme_mcp/team/).
     team_sync_every: float = 0.0
+    # Search by meaning (docs/semantic.md): "auto" uses it when the semantic extra is
+    # installed, "on" says on stderr and in `doctor` why it cannot, "off" never loads a model.
+    semantic: str = "auto"
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()
@@ -104,7 +107,19 @@ def resolve_timezone(name: str | None) -> tzinfo:
     return local if local is not None else ZoneInfo("UTC")
 
 
-def load_settings(workspace: str | None = None, timezone: str | None = None) -> Settings:
+SEMANTIC_CHOICES = ("auto", "on", "off")
+
+
+def resolve_semantic(flag: str | None, environ: dict[str, str] | None = None) -> str:
+    """The --semantic flag, else REME_SEMANTIC, else auto."""
+    env = os.environ if environ is None else environ
+    chosen = (flag or env.get("REME_SEMANTIC") or "auto").strip().lower()
+    if chosen not in SEMANTIC_CHOICES:
+        raise ReMeError(f"semantic search setting {chosen!r} is not one of {', '.join(SEMANTIC_CHOICES)}")
+    return chosen
+
+
+def load_settings(workspace: str | None = None, timezone: str | None = None, semantic: str | None = None) -> Settings:
     """Settings from flags, falling back to the environment."""
     path, notice = resolve_workspace(workspace)
     if notice:
@@ -116,4 +131,10 @@ def load_settings(workspace: str | None = None, timezone: str | None = None) -> 
     except ValueError as exc:
         raise ReMeError(f"REME_SYNC_INTERVAL={interval!r} is not a number of seconds") from exc
     every = parse_duration(os.environ.get("REME_SYNC_EVERY", ""), "REME_SYNC_EVERY")
-    return Settings(workspace=path, timezone=tz, sync_interval=max(0.0, sync_interval), team_sync_every=every)
+    return Settings(
+        workspace=path,
+        timezone=tz,
+        sync_interval=max(0.0, sync_interval),
+        team_sync_every=every,
+        semantic=resolve_semantic(semantic),
+    )

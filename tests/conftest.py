@@ -26,6 +26,9 @@ def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     Set in the environment, so the servers and hosts the tests start use it too.
     """
     os.environ["REME_INDEX_DIR"] = str(tmp_path_factory.mktemp("index-home"))
+    # Search by meaning loads a model in every server a test starts: the suite runs lexical
+    # unless REME_SEMANTIC says otherwise; tests/test_semantic.py turns it on where it tests it.
+    os.environ.setdefault("REME_SEMANTIC", "off")
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from reme_mcp import __version__, process
-from reme_mcp.config import DEFAULT_HTTP_PORT, Settings, load_settings, parse_duration
+from reme_mcp.config import DEFAULT_HTTP_PORT, SEMANTIC_CHOICES, Settings, load_settings, parse_duration
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
@@ -38,7 +38,9 @@ def _one_line(doing: str) -> Iterator[None]:
 def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     root = ctx.find_root()
     with _one_line("reading the configuration"):
-        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
+        return load_settings(
+            workspace or root.params.get("workspace"), root.params.get("timezone"), root.params.get("semantic")
+        )
 
 
 def _workspace_option(fn: Any) -> Any:
@@ -77,9 +79,20 @@ class _Commands(click.Group):
     multiple=True,
     help="With no command: follow this host's session logs into memory while serving (see serve --ingest).",
 )
+@click.option(
+    "--semantic",
+    type=click.Choice(SEMANTIC_CHOICES),
+    help="Search by meaning (needs reme-mcp[semantic]): auto (default, on when installed), on, off; $REME_SEMANTIC.",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
-def cli(ctx: click.Context, workspace: str | None, timezone: str | None, ingest_sources: tuple[str, ...]) -> None:
+def cli(
+    ctx: click.Context,
+    workspace: str | None,
+    timezone: str | None,
+    ingest_sources: tuple[str, ...],
+    semantic: str | None,
+) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
 
     With no command, serves MCP over stdio (what an MCP client starts).
@@ -256,6 +269,12 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     multiple=True,
     help="The server also follows this host's session logs into memory (e.g. claude-code); repeatable.",
 )
+@click.option(
+    "--semantic",
+    "semantic_choice",
+    type=click.Choice(SEMANTIC_CHOICES),
+    help="The server searches by meaning: auto (on when reme-mcp[semantic] is installed), on or off.",
+)
 @click.pass_context
 def config_cmd(
     ctx: click.Context,
@@ -264,6 +283,7 @@ def config_cmd(
     list_all: bool,
     launcher: str,
     ingest_sources: tuple[str, ...],
+    semantic_choice: str | None,
 ) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
     from reme_mcp.faces.client_config import UnknownClientError, list_clients, render_config
@@ -277,7 +297,9 @@ def config_cmd(
     chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
     zone = str(settings.timezone) if chosen else None
     try:
-        click.echo(render_config(client, Path(settings.workspace), launcher, zone, ingest_sources), nl=False)
+        click.echo(
+            render_config(client, Path(settings.workspace), launcher, zone, ingest_sources, semantic_choice), nl=False
+        )
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None
 

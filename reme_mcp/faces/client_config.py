@@ -72,7 +72,9 @@ def installed_command() -> list[str]:
     return [str(python), "-m", "reme_mcp"]
 
 
-def _launch(workspace: Path, launcher: str, timezone: str | None, ingest: tuple[str, ...] = ()) -> _Launch:
+def _launch(
+    workspace: Path, launcher: str, timezone: str | None, ingest: tuple[str, ...] = (), semantic: str | None = None
+) -> _Launch:
     absolute = workspace.expanduser().resolve()
     # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
     # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
@@ -81,6 +83,8 @@ def _launch(workspace: Path, launcher: str, timezone: str | None, ingest: tuple[
         tail = (*tail, "--timezone", timezone)
     for source in ingest:
         tail = (*tail, "--ingest", source)
+    if semantic:
+        tail = (*tail, "--semantic", semantic)
     if launcher == "uvx":
         return _Launch("uvx", (PACKAGE, *tail))
     command, *args = installed_command()
@@ -232,12 +236,14 @@ def render_config(
     launcher: str = "installed",
     timezone: str | None = None,
     ingest: tuple[str, ...] = (),
+    semantic: str | None = None,
 ) -> str:
     """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
 
     ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
     ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on);
-    each ``ingest`` source as ``--ingest``, so the server follows that host's session logs.
+    each ``ingest`` source as ``--ingest``, so the server follows that host's session logs;
+    ``semantic``, when given, as ``--semantic`` (search by meaning: auto, on or off).
     """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
@@ -245,4 +251,4 @@ def render_config(
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher, timezone, ingest))
+    return host.render(_launch(workspace, launcher, timezone, ingest, semantic))

@@ -14,7 +14,8 @@ one door to it; behind it:
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
-- whoosh_private.py: every use of Whoosh's private API, and what counts as corruption.
+- whoosh_private.py: every use of Whoosh's private API, and what counts as corruption;
+- semantic_hook.py: the optional search by meaning (semantic.py, vectors.py, embedder.py, fusion.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
 from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
+from reme_mcp.index.semantic_hook import SemanticHook
 from reme_mcp.index.snippets import snippet
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
@@ -82,6 +84,7 @@ class MemoryIndex:
         watch_after: float = MIN_THROTTLED_SCAN,
         home: Path | None = None,
         commit_in_child: bool = False,
+        semantic: bool = False,
     ) -> None:
         self.ws = ws
         self._home = home if home is not None else default_index_home()
@@ -95,6 +98,8 @@ class MemoryIndex:
         self._scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
         self._phrase_texts = ranking.PhraseTexts()
         self._superseders_of: tuple[tuple[int | None, int], dict[str, list[str]]] | None = None
+        # The search by meaning, when on: nothing of it is imported before the first search.
+        self.semantic = SemanticHook(self._store, chunk_hit) if semantic else None
 
     @property
     def folder(self) -> Path:
@@ -194,10 +199,19 @@ class MemoryIndex:
         max_chars: int = 4000,
     ) -> Found:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
-        (exchange.py), each snippet cut around the match to an equal share of `max_chars`."""
+        (exchange.py), each snippet cut around the match to an equal share of `max_chars`.
+        With the semantic stage on, the query's nearest chunks join (semantic_hook.py)."""
         tokens = query_tokens(text)
         pairs = ranking.phrase_pairs(text)
-        hits, total = self.search(tokens, limit + SPARE_FOR_ARRANGING, start_date, end_date, path_prefix, pairs)
+        hits, total = self.search(
+            tokens,
+            limit + SPARE_FOR_ARRANGING,
+            start_date,
+            end_date,
+            path_prefix,
+            pairs,
+            text=text,
+        )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, self._rarity(tokens))
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
@@ -254,20 +268,29 @@ class MemoryIndex:
         end_date: str | None = None,
         path_prefix: str | None = None,
         phrase: Sequence[str] = (),
+        text: str = "",
     ) -> tuple[list[ChunkHit], int]:
         """The best chunks for a query's tokens (query_tokens), and the total number of matching chunks.
 
         `phrase`: the query's adjacent word pairs (ranking.phrase_pairs), which lift chunks holding them.
+        `text`: the query as asked, for the search by meaning when it is on (semantic_hook.py).
         """
-        if not tokens:
+        if not tokens and (self.semantic is None or not text.strip()):
             return [], 0
         where = filters(start_date, end_date, path_prefix)
         texts = self._phrase_texts
-        return self._read(
-            lambda searcher: best_chunks(
-                self.ws, searcher, self._scorer, tokens, limit, where, chunk_hit, phrase, texts
+        hits, total = (
+            self._read(
+                lambda searcher: best_chunks(
+                    self.ws, searcher, self._scorer, tokens, limit, where, chunk_hit, phrase, texts
+                )
             )
+            if tokens
+            else ([], 0)
         )
+        if self.semantic is None or not text.strip():
+            return hits, total
+        return self.semantic.fused(self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read)
 
     def following(self, hit: ChunkHit) -> ChunkHit | None:
         """The chunk that starts on the line after `hit` in its file, if the index holds one.

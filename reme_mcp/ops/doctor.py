@@ -7,6 +7,7 @@ from collections import Counter
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.index import MemoryIndex
+from reme_mcp.index.semantic_hook import semantic_report
 from reme_mcp.ops.models import DoctorReport, IndexReport
 from reme_mcp.storage.workspace import Workspace, file_kind
 
@@ -28,6 +29,7 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         index=_index_report(index) if exists else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
         sync=team_status(ws),
+        semantic=semantic_report(index.semantic, settings.semantic),
     )
 
 

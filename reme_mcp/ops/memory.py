@@ -18,6 +18,7 @@ from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
 from reme_mcp.index.query import query_tokens
+from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, traverse
@@ -74,6 +75,7 @@ class Memory:
             max_scan_interval=settings.sync_interval,
             home=settings.index_home,
             commit_in_child=settings.commit_in_child,
+            semantic=settings.semantic == "on" or (settings.semantic == "auto" and extra_installed()),
         )
         self.days = DayIndex(self.ws)
         self._team: BackgroundSync | None = None

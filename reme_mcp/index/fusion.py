@@ -1,0 +1,114 @@
+"""Fusion: the lexical ranking, joined by the semantic one, without losing a verbatim hit.
+
+Reciprocal-rank fusion (each list adds weight / (K + rank) to a chunk) keeps the lexical
+ranking the backbone: a chunk both lists rank high stays on top, and a chunk only the
+model finds enters below the lexical hits that hold the query's words. Ranks, not scores,
+are fused: BM25 and cosine scores are on scales that do not compare. The constants were
+chosen by measuring bench/paraphrase.py and bench/locomo.py (docs/semantic.md).
+
+Before any fusion, a lexical hit that holds the query verbatim, or every identifier in
+it (a file name, a snake_case name, a version), keeps its place ahead of everything else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from reme_mcp.index.analysis import memory_analyzer
+
+H = TypeVar("H")
+
+RRF_K = 60
+LEXICAL_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0
+# Below this cosine similarity (of centred vectors, language_means.py) a chunk is not offered
+# at all: unrelated text scores about 0.15-0.3, a paraphrase about 0.3-0.6 (docs/semantic.md).
+MIN_SIMILARITY = 0.3
+MIN_VERBATIM_CHARS = 4
+# The lexical stage is weak below WEAK (its best hit holds under 15% of the query's IDF
+# weight: a paraphrase's hits in bench/paraphrase.py, 95th percentile 0.13) and strong from
+# STRONG (LoCoMo's questions: 5th percentile 0.24), with a short ramp between. A ramp of
+# 0.15-0.30 cost LoCoMo 1.5 points of any@5 (docs/semantic.md).
+WEAK, STRONG = 0.15, 0.20
+# The model's weight when the lexical stage is strong: none, so the results are the lexical
+# ones exactly (0.1 and 0.25 cost LoCoMo 0.4 and 2.4 points of any@5).
+SEMANTIC_WEIGHT_STRONG = 0.0
+
+
+def model_needed(covered: Sequence[float]) -> bool:
+    """Whether the model's ranking can change the result (a strong lexical stage answers alone)."""
+    return lexical_strength(max(covered, default=0.0)) < 1.0 or SEMANTIC_WEIGHT_STRONG > 0
+
+
+def lexical_strength(best_coverage: float) -> float:
+    """0 when the lexical stage found little of the query, 1 when it found its words."""
+    return min(1.0, max(0.0, (best_coverage - WEAK) / (STRONG - WEAK)))
+
+
+_IDENTIFIER = re.compile(r"[\w.-]*(?:[A-Za-z][\d_]|\d[A-Za-z_]|_|[a-z][A-Z]|\w\.\w)[\w.-]*")
+
+
+def identifiers(query: str) -> list[str]:
+    """The query's identifier-like words (snake_case, CamelCase, file.py, v2, OPS-12), case-folded."""
+    return [m.group(0).strip(".-").casefold() for m in _IDENTIFIER.finditer(query) if len(m.group(0)) > 2]
+
+
+def verbatim(content: str, query: str) -> bool:
+    """Whether the chunk holds the whole query, or each of its identifiers, as written (case aside)."""
+    text = " ".join(content.split()).casefold()
+    whole = " ".join(query.split()).casefold()
+    if len(whole) >= MIN_VERBATIM_CHARS and whole in text:
+        return True
+    found = identifiers(query)
+    return bool(found) and all(word in text for word in found)
+
+
+def coverage(content: str, idf: dict[str, float]) -> float:
+    """The share of the query's weight (its tokens' IDF) that the chunk's text holds.
+
+    A paraphrase's lexical hits match only its function words ("my", "的"): low weight. A hit
+    holding the query's names and rare words is the lexical stage at its best, and keeps it.
+    """
+    total = sum(idf.values())
+    if total <= 0:
+        return 1.0
+    held = {t.text for t in memory_analyzer()(content)}
+    return sum(w for token, w in idf.items() if token in held) / total
+
+
+def fuse(
+    lexical: Sequence[H],
+    semantic: Sequence[tuple[str, float]],
+    key: Callable[[H], str],
+    content: Callable[[H], str],
+    query: str,
+    covered: Sequence[float] | None = None,
+) -> list[tuple[str, float]]:
+    """Chunk ids best first, with their fused score: verbatim lexical hits first, then by fused rank.
+
+    `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `covered`:
+    each lexical hit's coverage (`coverage`), by which the lexical stage's strength is known.
+    """
+    scores: dict[str, float] = {}
+    first: list[str] = []
+    covered = list(covered) if covered is not None else [1.0] * len(lexical)
+    strong = lexical_strength(max(covered, default=0.0))
+    # Weak lexical hits (a paraphrase's, matching function words) count by the square of what
+    # they hold: at a coverage of 0.06, 1/61 would move the model's ranking by four places.
+    # Strong ones rank as the lexical stage ranked them.
+    semantic_weight = SEMANTIC_WEIGHT * (1.0 - strong) + SEMANTIC_WEIGHT_STRONG * strong
+    for rank, (hit, held) in enumerate(zip(lexical, covered, strict=True), start=1):
+        chunk = key(hit)
+        share = (1.0 - strong) * held**2 + strong
+        scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT * share / (RRF_K + rank)
+        if verbatim(content(hit), query):
+            first.append(chunk)
+    for rank, (chunk, similarity) in enumerate(semantic, start=1):
+        if similarity < MIN_SIMILARITY or semantic_weight <= 0:
+            break  # a strong lexical stage answers alone: its results exactly
+        scores[chunk] = scores.get(chunk, 0.0) + semantic_weight / (RRF_K + rank)
+    ahead = set(first)
+    rest = sorted((c for c in scores if c not in ahead), key=lambda c: -scores[c])
+    return [(c, scores[c]) for c in [*first, *rest]]

@@ -1,0 +1,218 @@
+"""The semantic stage: chunks embedded in the background, and a search by meaning over them.
+
+The stage follows the index, not the files: after each sync it is woken, compares the
+index's file records (their content hashes) with the files it has vectors for, and embeds
+what is new or changed, drops what is gone (vectors.py). It runs in one daemon thread, so
+a `remember` never waits for it and a search answers from whatever is embedded so far.
+
+The model is loaded by that thread (embedder.py); a model that is missing or fails to
+load is said once on stderr, shown by `doctor`, and the search stays lexical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from whoosh.searching import Searcher
+
+from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, Embedder, EmbedderUnavailable
+from reme_mcp.index.schema import FILE_RECORD
+from reme_mcp.index.store import IndexStore
+from reme_mcp.index.vectors import ChunkKey, VectorStore
+
+log = logging.getLogger("reme_mcp.index")
+
+BATCH = 8  # chunks a model call embeds: small, so a batch never holds a stopping thread long
+SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
+READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
+
+
+@dataclass(frozen=True)
+class SemanticState:
+    """What `doctor` says about the stage."""
+
+    model: str
+    status: str  # "loading", "ready", or why it is off
+    embedded: int  # chunks with a vector
+    files_waiting: int  # files the index holds that are not embedded yet (as of the last look)
+
+
+@dataclass
+class _Todo:
+    path: str
+    content_hash: str
+    chunks: list[ChunkKey]
+    texts: list[str]
+
+
+class SemanticStage:
+    """One index's vectors, kept up to date by a background thread, and the nearest chunks to a question."""
+
+    def __init__(self, store: IndexStore, folder: Path, model: str = DEFAULT_MODEL) -> None:
+        self._store = store
+        self._folder = folder
+        self.model = model
+        self.vectors = VectorStore(folder, f"{model}-{VECTORS_VERSION}", DIM)
+        self.failure: str | None = None
+        self._query_model: Embedder | None = None
+        self._query_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._loaded = threading.Event()
+
+    def wake(self) -> None:
+        """The index may have changed: embed what is new (started on first call)."""
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="reme-embed", daemon=True)
+                self._thread.start()
+        if self.failure is None:
+            self._idle.clear()
+            self._wake.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until everything the index held at the last wake is embedded (or the model failed)."""
+        self.wake()
+        return self._idle.wait(timeout)
+
+    def loaded(self, timeout: float) -> bool:
+        """Wait until the model is loaded or known to be missing."""
+        return self._loaded.wait(timeout)
+
+    def nearest(self, text: str, k: int) -> list[tuple[ChunkKey, float]]:
+        """The chunks most like `text`, best first; none while the model loads or when it is missing."""
+        model = self._query_model
+        if model is None or not text.strip():
+            return []
+        with self._query_lock:
+            query = model.query(text)
+        return self.vectors.nearest(query, k)
+
+    def state(self) -> SemanticState:
+        if self.failure is not None:
+            status = f"off: {self.failure}"
+        elif self._query_model is None:
+            status = "loading" if self._thread is not None else "not started (starts with the first search)"
+        else:
+            status = "ready" if self._idle.is_set() else "embedding"
+        return SemanticState(self.model, status, self.vectors.chunk_count(), self._files_waiting())
+
+    def _files_waiting(self) -> int:
+        store = self._store
+        with store.mutex:
+            records = store.records() if store.exists() else {}
+        have = self.vectors.hashes()
+        return sum(1 for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp))
+
+    # ---- the background thread ------------------------------------------------------------
+
+    def _run(self) -> None:
+        # The lowest CPU priority for this thread alone (Linux schedules threads one by one):
+        # on a busy machine, remember and search come first and embedding waits.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        try:
+            # Two handles on one model: a search's question never waits behind a batch.
+            means = self._folder.parent / f"means-{self.model}-{VECTORS_VERSION}.npy"
+            worker = Embedder(self.model, means_file=means)
+            query_model = Embedder(self.model, means_file=means)
+        except EmbedderUnavailable as exc:
+            self.failure = str(exc)
+            log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", exc)
+            self._idle.set()
+            self._loaded.set()
+            return
+        self.vectors.load()
+        self._query_model = query_model
+        self._loaded.set()
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                self._catch_up(worker)
+            except Exception as exc:  # the index changed under us, a full disk: the next wake tries again
+                log.warning("reme-mcp: embedding stopped for now (%s: %s)", exc.__class__.__name__, exc)
+            if not self._wake.is_set():
+                self._idle.set()
+
+    def _catch_up(self, worker: Embedder) -> None:
+        todo, gone = self._plan()
+        self.vectors.drop(gone)
+        saved = time.monotonic()
+        batch: list[_Todo] = []
+        for item in todo:
+            batch.append(item)
+            if sum(len(b.texts) for b in batch) >= BATCH:
+                self._embed(worker, batch)
+                batch = []
+                if time.monotonic() - saved > SAVE_EVERY:
+                    self.vectors.save()
+                    saved = time.monotonic()
+        self._embed(worker, batch)
+        self.vectors.save()
+
+    def _embed(self, worker: Embedder, batch: list[_Todo]) -> None:
+        texts = [t for item in batch for t in item.texts]
+        vectors = worker.passages(texts)
+        row = 0
+        for item in batch:
+            n = len(item.texts)
+            self.vectors.put(item.path, item.content_hash, item.chunks, vectors[row : row + n])
+            row += n
+
+    def _plan(self) -> tuple[list[_Todo], list[str]]:
+        """The files to embed (their chunks read from one searcher) and the paths to drop."""
+        store = self._store
+        with store.mutex:
+            if not store.exists():
+                return [], []
+            records = store.records()
+            have = self.vectors.hashes()
+            gone = [p for p in have if p not in records]
+            changed = [p for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp)]
+            if not changed:
+                return [], gone
+            searcher = store.searcher()
+            docs = _all_fields(searcher, set(changed)) if len(changed) >= READ_ALL_AT else _fields(searcher, changed)
+        return _todo(docs), gone
+
+
+def _fields(searcher: Searcher, paths: Iterable[str]) -> Iterable[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        found.extend(searcher.documents(path=path))
+    return found
+
+
+def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]:
+    return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
+
+
+def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
+    """Chunks grouped by file, in line order, with the content hash of the same generation."""
+    files: dict[str, _Todo] = {}
+    for fields in docs:
+        path = str(fields["path"])
+        item = files.setdefault(path, _Todo(path, "", [], []))
+        if fields.get("kind") == FILE_RECORD:
+            item.content_hash = str(fields.get("content_hash") or fields.get("stamp") or "")
+            continue
+        item.chunks.append(
+            ChunkKey(str(fields["chunk_id"]), path, int(fields.get("start_line") or 1), str(fields.get("date") or ""))
+        )
+        item.texts.append(str(fields.get("content") or ""))
+    for item in files.values():
+        order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
+        item.chunks = [item.chunks[i] for i in order]
+        item.texts = [item.texts[i] for i in order]
+    return [item for item in files.values() if item.content_hash]

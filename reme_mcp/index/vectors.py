@@ -1,0 +1,168 @@
+"""The semantic stage's vectors: derived state kept beside the index, never in the workspace.
+
+One vector per chunk, grouped by file and keyed by the file's content hash as the index
+recorded it (records.py): a file edited by a person has a new hash and is embedded again,
+a file gone from the index is dropped, a file only touched keeps its vectors.
+
+On disk, in the index's private folder (home.py), two files replaced atomically together:
+``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
+chunks). A store written by another model, or unreadable, is started afresh: vectors can
+always be computed again from the files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reme_mcp.index.embedder import Vectors
+
+log = logging.getLogger("reme_mcp.index")
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ChunkKey:
+    """What a search needs of a chunk before it reads the index: where it is, and its date."""
+
+    chunk_id: str
+    path: str
+    start_line: int
+    date: str
+
+
+@dataclass
+class FileVectors:
+    content_hash: str
+    chunks: list[ChunkKey]
+    vectors: Vectors  # one row per chunk
+
+
+class VectorStore:
+    """Every embedded file's chunk vectors, in memory and on disk; safe across this process's threads."""
+
+    def __init__(self, folder: Path, model: str, dim: int) -> None:
+        self._npy = folder / f"vectors-{model}.npy"
+        self._meta = folder / f"vectors-{model}.json"
+        self.model, self.dim = model, dim
+        self._files: dict[str, FileVectors] = {}
+        self._lock = threading.Lock()
+        self._matrix: tuple[Vectors, list[ChunkKey]] | None = None  # all rows, rebuilt after a change
+        self._unsaved = False
+
+    # ---- what is held --------------------------------------------------------------------
+
+    def hashes(self) -> dict[str, str]:
+        """The content hash each embedded file had, by path."""
+        with self._lock:
+            return {path: f.content_hash for path, f in self._files.items()}
+
+    def chunk_count(self) -> int:
+        with self._lock:
+            return sum(len(f.chunks) for f in self._files.values())
+
+    def put(self, path: str, content_hash: str, chunks: list[ChunkKey], vectors: Vectors) -> None:
+        with self._lock:
+            self._files[path] = FileVectors(content_hash, chunks, vectors.astype(np.float32))
+            self._matrix, self._unsaved = None, True
+
+    def drop(self, paths: list[str]) -> None:
+        with self._lock:
+            for path in paths:
+                if self._files.pop(path, None) is not None:
+                    self._matrix, self._unsaved = None, True
+
+    def nearest(self, query: Vectors, k: int) -> list[tuple[ChunkKey, float]]:
+        """The k chunks most like the query (cosine: every vector is a unit vector), best first."""
+        matrix, keys = self._all()
+        if not keys:
+            return []
+        scores = matrix @ query
+        k = min(k, len(keys))
+        top = np.argpartition(-scores, k - 1)[:k]
+        ranked = top[np.argsort(-scores[top], kind="stable")]
+        return [(keys[int(i)], float(scores[int(i)])) for i in ranked]
+
+    def _all(self) -> tuple[Vectors, list[ChunkKey]]:
+        with self._lock:
+            if self._matrix is None:
+                keys = [c for f in self._files.values() for c in f.chunks]
+                rows = [f.vectors for f in self._files.values() if len(f.chunks)]
+                matrix = np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+                self._matrix = (matrix, keys)
+            return self._matrix
+
+    # ---- on disk -------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read what an earlier process embedded; anything unreadable or foreign is started afresh."""
+        try:
+            meta = json.loads(self._meta.read_text(encoding="utf-8"))
+            matrix = np.load(self._npy, allow_pickle=False)
+            files = _parse(meta, matrix, self.model, self.dim)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("reme-mcp: the stored vectors could not be read (%s); they are computed again", exc)
+            return
+        with self._lock:
+            self._files, self._matrix = files, None
+
+    def save(self) -> None:
+        """Write the vectors if they changed, atomically (a reader sees the old pair or the new one)."""
+        with self._lock:
+            if not self._unsaved:
+                return
+            files = dict(self._files)
+            self._unsaved = False
+        entries = [
+            {"path": p, "hash": f.content_hash, "chunks": [[c.chunk_id, c.start_line, c.date] for c in f.chunks]}
+            for p, f in files.items()
+        ]
+        rows = [f.vectors for f in files.values() if len(f.chunks)]
+        matrix = np.vstack(rows).astype(np.float16) if rows else np.zeros((0, self.dim), dtype=np.float16)
+        meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "files": entries}
+        tmp_npy, tmp_meta = self._npy.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
+        try:
+            with open(tmp_npy, "wb") as fh:
+                np.save(fh, matrix, allow_pickle=False)
+            tmp_meta.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp_npy, self._npy)
+            os.replace(tmp_meta, self._meta)
+        except OSError as exc:
+            with self._lock:
+                self._unsaved = True
+            for tmp in (tmp_npy, tmp_meta):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            log.warning("reme-mcp: the vectors could not be saved (%s); they stay in memory", exc)
+
+
+def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVectors]:
+    """The files of a stored pair, checked against each other and this model."""
+    if meta.get("format") != FORMAT or meta.get("model") != model or meta.get("dim") != dim:
+        return {}
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[1] != dim:
+        raise ValueError("the vector file does not match its description")
+    files: dict[str, FileVectors] = {}
+    row = 0
+    for entry in meta["files"]:
+        path = str(entry["path"])
+        chunks = [ChunkKey(str(c[0]), path, int(c[1]), str(c[2])) for c in entry["chunks"]]
+        block = matrix[row : row + len(chunks)]
+        if len(block) != len(chunks):
+            raise ValueError("the vector file is shorter than its description")
+        files[path] = FileVectors(str(entry["hash"]), chunks, block.astype(np.float32))
+        row += len(chunks)
+    if row != len(matrix):
+        raise ValueError("the vector file is longer than its description")
+    return files

