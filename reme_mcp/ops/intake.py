@@ -14,9 +14,16 @@ from dataclasses import dataclass
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.notes.daily import REQUEST_KEY, check_note_name, derive_description, derive_name, parse_date
-from reme_mcp.ops.limits import MAX_DESCRIPTION_CHARS, MAX_REQUEST_ID_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from reme_mcp.ops.limits import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_SUPERSEDES,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+)
 from reme_mcp.safety import boundary
-from reme_mcp.storage.documents import body_hash
+from reme_mcp.storage.documents import body_hash, is_markdown
+from reme_mcp.storage.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -109,3 +116,20 @@ def check_input(
         digest=body_hash(text),
         request_hash=request_hash(request_id) if request_id else None,
     )
+
+
+def check_supersedes(ws: Workspace, paths: list[str]) -> tuple[str, ...]:
+    """The notes a new note supersedes, each an existing Markdown file inside the workspace, or a
+    one-line ReMeError naming the one that is not."""
+    if len(paths) > MAX_SUPERSEDES:
+        raise ReMeError(f"supersedes names {len(paths)} notes: at most {MAX_SUPERSEDES}")
+    found: list[str] = []
+    for path in paths:
+        rel = ws.relative(ws.contained_path(str(path)))
+        if not is_markdown(rel) or ws.entry(rel) is None:
+            raise ReMeError(
+                f"supersedes: {boundary.escape(rel)} is not a note in this workspace; "
+                "pass paths that search or remember returned"
+            )
+        found.append(rel)
+    return tuple(dict.fromkeys(found))

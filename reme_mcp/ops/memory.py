@@ -22,12 +22,11 @@ from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, traverse
-from reme_mcp.ops.intake import NoteInput, check_input
+from reme_mcp.ops.intake import NoteInput, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
     MAX_QUERY_CHARS,
-    MAX_SUPERSEDES,
     READ_MAX_CHARS,
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
@@ -241,7 +240,7 @@ class Memory:
             request_id,
             self.settings.max_note_chars,
         )
-        note = dataclasses.replace(note, supersedes=self._replaced(supersedes or []))
+        note = dataclasses.replace(note, supersedes=check_supersedes(self.ws, supersedes or []))
         try:
             return self._remember(note, recalled=echo.looks_recalled(content))
         except OSError as exc:
@@ -281,20 +280,6 @@ class Memory:
             indexed = self.index.find_body(note.digest)
             found = indexed if indexed and indexed.startswith("daily/") and self.ws.entry(indexed) else None
         return found
-
-    def _replaced(self, paths: list[str]) -> tuple[str, ...]:
-        """The notes a new note supersedes, each an existing Markdown file inside the workspace."""
-        if len(paths) > MAX_SUPERSEDES:
-            raise ReMeError(f"supersedes names {len(paths)} notes: at most {MAX_SUPERSEDES}")
-        found: list[str] = []
-        for path in paths:
-            rel = self.ws.relative(self.ws.contained_path(str(path)))
-            if not is_markdown(rel) or self.ws.entry(rel) is None:
-                raise ReMeError(
-                    f"supersedes: {escaped(rel)} is not a note in this workspace; pass paths that search or remember returned"
-                )
-            found.append(rel)
-        return tuple(dict.fromkeys(found))
 
     def _echo(self, note: NoteInput) -> RememberResult | None:
         """The answer for content that adds nothing to a note already kept (echo.py), else None.
