@@ -23,12 +23,12 @@ from functools import lru_cache
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
 from reme_mcp.index.versions import current_versions, same_fact
+from reme_mcp.storage.documents import is_dialog
 
 # A second region of a file stays in place when it scores at least this share of the file's best.
 REPEAT_SHARE = 0.7
 # A curated note goes before a dialog hit holding this share of the note's words.
 REPEATED_SHARE = 0.6
-DIALOG_SUFFIX = ".jsonl"
 # A newer hit is another version of an older one only if it keeps this share (by rarity) of the
 # query's words the older one holds.
 SUBJECT_KEPT = 0.6
@@ -65,7 +65,7 @@ def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
         for i, kept in enumerate(out):
             if (
                 kept.path == hit.path
-                and not _is_dialog(hit)
+                and not is_dialog(hit.path)
                 and hit.start_line <= kept.end_line + 1
                 and kept.start_line <= hit.end_line + 1
             ):
@@ -90,12 +90,8 @@ def _spread(hits: list[ChunkHit]) -> list[ChunkHit]:
     later: list[ChunkHit] = []
     for hit in hits:
         top = best.setdefault(hit.path, hit.score)
-        (kept if _is_dialog(hit) or hit.score >= REPEAT_SHARE * top or top <= 0 else later).append(hit)
+        (kept if is_dialog(hit.path) or hit.score >= REPEAT_SHARE * top or top <= 0 else later).append(hit)
     return kept + later
-
-
-def _is_dialog(hit: ChunkHit) -> bool:
-    return hit.path.endswith(DIALOG_SUFFIX)
 
 
 @lru_cache(maxsize=1024)
@@ -104,17 +100,17 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _curated_first(hits: list[ChunkHit]) -> list[ChunkHit]:
-    first_dialog = next((i for i, h in enumerate(hits) if _is_dialog(h)), None)
+    first_dialog = next((i for i, h in enumerate(hits) if is_dialog(h.path)), None)
     if first_dialog is None:
         return hits
     out = list(hits)
-    for note in [h for h in hits[first_dialog + 1 :] if not _is_dialog(h)]:
+    for note in [h for h in hits[first_dialog + 1 :] if not is_dialog(h.path)]:
         words = _words(note.content)
         if not words:
             continue
         at = out.index(note)
         for i, other in enumerate(out[:at]):
-            if _is_dialog(other) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
+            if is_dialog(other.path) and len(words & _words(other.content)) >= REPEATED_SHARE * len(words):
                 out.insert(i, out.pop(at))
                 break
     return out
@@ -160,7 +156,7 @@ def _implicit_versions(out: list[Arranged], query_weights: Mapping[str, float]) 
     while i < len(out):
         older = out[i]
         off_subject = not subject <= _words(older.hit.content)
-        if older.superseded_by or not older.hit.date or older.hit.path.endswith(DIALOG_SUFFIX) or off_subject:
+        if older.superseded_by or not older.hit.date or is_dialog(older.hit.path) or off_subject:
             i += 1  # a dialog is what was said at the time, not a kept statement of a fact
             continue
         newer = [
@@ -170,7 +166,7 @@ def _implicit_versions(out: list[Arranged], query_weights: Mapping[str, float]) 
             and not out[j].superseded_by
             and (out[j].hit.date or "") > older.hit.date
             and out[j].hit.path != older.hit.path
-            and not out[j].hit.path.endswith(DIALOG_SUFFIX)
+            and not is_dialog(out[j].hit.path)
             and same_fact(older.hit.content, out[j].hit.content)
             and subject <= _words(out[j].hit.content)
             and _same_subject(older.hit.content, out[j].hit.content, query_weights)
