@@ -247,18 +247,18 @@ class Memory:
             raise ReMeError(os_error_line(exc, "remember")) from exc
 
     def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
+        # The echo's search runs before the lock: it must not hold up other writers.
+        echoed = self._echo(note) if recalled else None
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
-        # Outside the lock: a search must not hold up other writers.
-        echo = self._echo(note) if recalled else None
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
                 day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
                 return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
-            if echo is not None:
-                return echo
+            if echoed is not None:
+                return echoed
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
             day_index = self._finish(rel, note.day, note, after_write=True)
         try:
