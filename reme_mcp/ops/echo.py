@@ -52,7 +52,7 @@ def looks_recalled(content: object) -> bool:
 
 
 def core(content: str) -> str:
-    """The content without the wrapping a recall puts around it: lead-ins, result lines, ellipses."""
+    """The content without the wrapping a recall puts around it: lead-ins and a search answer's lines."""
     text = _RESULT_LINES.sub("", content)
     previous = None
     while previous != text:
