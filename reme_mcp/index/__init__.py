@@ -213,7 +213,7 @@ class MemoryIndex:
             text=text,
         )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
-        arranged = arrange(hits, limit, self._superseders(), self._first_chunk, self._rarity(tokens))
+        arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
         terms = frozenset(tokens)
         finished = [FoundHit(a.hit, *snippet(a.hit.content, terms, share), a.superseded_by, a.newer) for a in arranged]

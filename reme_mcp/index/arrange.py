@@ -48,15 +48,15 @@ def arrange(
     limit: int,
     by_target: Mapping[str, list[str]],
     chunk_of: Callable[[str], ChunkHit | None],
-    query_weights: Mapping[str, float],
+    rarity: Callable[[], Mapping[str, float]],
 ) -> list[Arranged]:
     """The hits in the order they are shown, at most `limit`; `by_target` is versions.superseders's map,
-    `chunk_of(path)` a file's first chunk (for a replacement the query did not find), `query_weights`
-    the query's analysed words with their rarity (IDF)."""
+    `chunk_of(path)` a file's first chunk (for a replacement the query did not find), `rarity()` the
+    query's analysed words with their IDF (asked only when two hits could be versions)."""
     merged = _spread(_merge_neighbours(hits))
     merged = _curated_first(merged)
     arranged = _explicit_versions(merged, by_target, chunk_of)
-    return _implicit_versions(arranged, query_weights)[:limit]
+    return _implicit_versions(arranged, rarity)[:limit]
 
 
 def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
@@ -147,7 +147,10 @@ def _same_subject(older: str, newer: str, query_weights: Mapping[str, float]) ->
     return total <= 0 or sum(w for term, w in found.items() if term in new) >= SUBJECT_KEPT * total
 
 
-def _implicit_versions(out: list[Arranged], query_weights: Mapping[str, float]) -> list[Arranged]:
+def _implicit_versions(out: list[Arranged], rarity: Callable[[], Mapping[str, float]]) -> list[Arranged]:
+    if sum(1 for a in out if a.hit.date and not a.superseded_by and not is_dialog(a.hit.path)) < 2:
+        return out  # no two dated notes: nothing can be a version of anything (a list of dialogs)
+    query_weights = rarity()
     held = {term: w for term, w in query_weights.items() if any(term in _words(a.hit.content) for a in out)}
     top = max(held.values(), default=0.0)
     # The words that name what was asked (the rarest the hits hold): only hits about it are versions of it.
