@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 READY_MARK = ".reme-plugin-ready"
@@ -23,9 +24,17 @@ def is_ready(venv: Path) -> bool:
     return (venv / READY_MARK).is_file() and (venv / "bin" / "python").exists()
 
 
-def build(root: Path, data: str, venv: Path) -> str | None:
+def build(root: Path, data: str, venv: Path, started: threading.Event) -> str | None:
     """Build the environment, or wait for the build another start runs: None once it is ready,
-    else the one-line reason it is not (which says what to do)."""
+    else the one-line reason it is not (which says what to do). `started` is set once a build
+    runs on its own (or none is needed), so this process may end without stopping it."""
+    try:
+        return _build(root, data, venv, started)
+    finally:
+        started.set()
+
+
+def _build(root: Path, data: str, venv: Path, started: threading.Event) -> str | None:
     try:
         venv.parent.mkdir(parents=True, exist_ok=True)
         lock = (venv.parent / f".build-{venv.name}.lock").open("a")
@@ -35,6 +44,7 @@ def build(root: Path, data: str, venv: Path) -> str | None:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            started.set()  # another start's build runs, and goes on without this process
             print(f"reme-mcp: waiting for the build another start of this plugin runs in {venv}", file=sys.stderr)
             fcntl.flock(lock, fcntl.LOCK_EX)
         if is_ready(venv):
@@ -50,6 +60,7 @@ def build(root: Path, data: str, venv: Path) -> str | None:
             start_new_session=True,
             pass_fds=(lock.fileno(),),
         )
+        started.set()
         _, err = process.communicate()
     if is_ready(venv):
         return None

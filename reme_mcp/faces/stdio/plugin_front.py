@@ -294,12 +294,16 @@ class Front:
         self.stop(128 + signum)
 
 
-def _await_build(front: Front, root: Path, data: str, venv: Path) -> None:
-    failure = plugin_build.build(root, data, venv)
+def _await_build(front: Front, root: Path, data: str, venv: Path, started: threading.Event) -> None:
+    failure = plugin_build.build(root, data, venv, started)
     if failure is None:
         front.hand_over()
     else:
         front.fail(failure)
+
+
+# The longest a signalled first start waits for its build to be started before it ends.
+BUILD_START_WAIT = 10.0
 
 
 def main(argv: list[str]) -> None:
@@ -312,8 +316,19 @@ def main(argv: list[str]) -> None:
             file=sys.stderr,
         )
     front = Front(answers, sys.stdout.buffer, [str(venv / "bin" / "python"), "-m", "reme_mcp", *server_args])
-    process.on_end_signals(front.end_on_signal)
-    threading.Thread(target=_await_build, args=(front, root, data, venv), name="reme-build", daemon=True).start()
+    started = threading.Event()
+
+    def end(signum: int, frame: FrameType | None) -> None:
+        # A host that gives up right after the handshake must still leave the build running:
+        # the build is started on its own first (it survives this process), then this ends.
+        started.wait(BUILD_START_WAIT)
+        front.end_on_signal(signum, frame)
+
+    process.on_end_signals(end)
+    build = threading.Thread(
+        target=_await_build, args=(front, root, data, venv, started), name="reme-build", daemon=True
+    )
+    build.start()
     for line in iter(sys.stdin.buffer.readline, b""):
         front.from_client(line)
     front.client_closed()
