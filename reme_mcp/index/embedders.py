@@ -1,0 +1,31 @@
+"""Which runtime embeds for the semantic stage: the bundled model (embedder.py) or a fetched one (onnx_embedder.py).
+
+Both give unit vectors, centred the same way (centring.py), through one small interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from reme_mcp.index import hub_models
+from reme_mcp.index.centring import Vectors
+from reme_mcp.index.embedder import Embedder
+
+
+class TextEmbedder(Protocol):
+    name: str
+    dim: int
+
+    def passages(self, texts: list[str]) -> Vectors: ...
+
+    def query(self, text: str) -> Vectors: ...
+
+
+def open_embedder(name: str, models_home: Path | None, means_file: Path | None) -> TextEmbedder:
+    """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads."""
+    if hub_models.is_bundled(name) or models_home is None:
+        return Embedder(name, means_file=means_file)
+    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+
+    return OnnxEmbedder(name, models_home, means_file=means_file)
