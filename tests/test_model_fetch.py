@@ -1,0 +1,215 @@
+"""A model from a hub: `reme-mcp model fetch` over real HTTP, then a real server searching with it.
+
+The hub is a real HTTP server on 127.0.0.1 in Hugging Face's file layout, serving a tiny
+real ONNX model (tests/tiny_hub.py) in which "automobile" lies next to "car". The fetch
+is the real command in its own process; the search is the MCP `search` tool of a real
+`reme-mcp` server over stdio, run with `--semantic-model`. Every query that must be found
+by meaning shares no word with its note, and the same query is shown missing without the
+model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from reme_mcp.index import embedder, hub_models
+
+pytest.importorskip("onnxruntime", reason="the semantic-hub extra is not installed")
+pytest.importorskip("onnx", reason="the test extra is not installed")
+
+from tests.tiny_hub import serve_hub, write_model  # noqa: E402
+
+NOTES = [
+    "My sister bought a car last weekend.",
+    "He plays tennis with his neighbour on Sundays.",
+    "The office wifi password changes every month.",
+]
+DEADLINE = 60.0
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    root = tmp_path_factory.mktemp("hub")
+    repo = root / "tiny" / "words" / "resolve" / "main"
+    write_model(repo)
+    # A repository whose tokenizer stops halfway: the model file arrives, the second file does not.
+    broken = root / "tiny" / "broken" / "resolve" / "main"
+    (broken / "onnx").mkdir(parents=True)
+    (broken / "onnx" / "model.onnx").write_bytes((repo / "onnx" / "model.onnx").read_bytes())
+    with serve_hub(root) as url:
+        yield url, repo
+
+
+def cli(models: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "REME_MODELS_DIR": str(models), "REME_TIMEZONE": "UTC", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "reme_mcp", *args], env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+def leftovers(models: Path) -> list[str]:
+    return sorted(p.name for p in models.iterdir()) if models.exists() else []
+
+
+def test_fetch_puts_the_files_in_place_with_a_progress_bar_on_stderr(hub: tuple[str, Path], tmp_path: Path) -> None:
+    url, repo = hub
+    models = tmp_path / "models"
+    run = cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url)
+    assert run.returncode == 0, run.stderr
+    folder = models / "words"
+    size = sum((repo / f).stat().st_size for f in ("onnx/model.onnx", "tokenizer.json"))
+    # stdout says what was fetched and where, and nothing else; the bars are on stderr.
+    assert run.stdout == f"fetched words ({size / 1e3:.1f} kB) into {folder}\n"
+    for name in ("onnx/model.onnx", "tokenizer.json"):
+        assert (folder / name).read_bytes() == (repo / name).read_bytes()
+        assert f"{name}: 100%" in run.stderr, run.stderr
+    assert f"{(repo / 'onnx/model.onnx').stat().st_size}/{(repo / 'onnx/model.onnx').stat().st_size}" in run.stderr
+    manifest = json.loads((folder / hub_models.MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["model"]["repo"] == "tiny/words" and manifest["hub"] == url
+    assert leftovers(models) == ["words"]  # no staging folder stays
+
+    again = cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url)
+    assert again.returncode == 0 and "already fetched" in again.stdout and again.stderr == ""
+
+    listed = cli(models, "model", "list")
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
+    assert "fetched" in rows["words"] and str(folder) in rows["words"] and "kB" in rows["words"]
+    assert "not fetched" in rows["multilingual-e5-base"] and "Xenova/multilingual-e5-base" in rows["multilingual-e5-base"]
+    assert "bundled" in rows["multilingual-e5-small"]
+
+
+def test_a_404_is_one_line_and_leaves_nothing(hub: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = hub
+    models = tmp_path / "models"
+    run = cli(models, "model", "fetch", "ghost", "--repo", "tiny/ghost", "--hub", url)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("Error: the hub has no onnx/model.onnx in tiny/ghost")
+    assert "HTTP 404" in run.stderr
+    assert leftovers(models) == []
+
+
+def test_a_download_that_breaks_off_leaves_nothing(hub: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = hub
+    models = tmp_path / "models"
+    run = cli(models, "model", "fetch", "half", "--repo", "tiny/broken", "--hub", url)
+    assert run.returncode == 1 and run.stdout == ""
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: the download of tokenizer.json broke off after"), run.stderr
+    assert "run the command again" in last
+    assert "onnx/model.onnx: 100%" in run.stderr  # the first file had arrived, and was not kept
+    assert leftovers(models) == []
+
+
+def test_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    models = tmp_path / "models"
+    run = cli(models, "model", "fetch", "multilingual-e5-base", "--hub", f"http://127.0.0.1:{port}")
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "cannot reach the model hub" in run.stderr
+    assert leftovers(models) == []
+    unknown = cli(models, "model", "fetch", "no-such-model")
+    assert unknown.returncode == 1 and unknown.stderr.count("\n") == 1 and "--repo" in unknown.stderr
+
+
+def stdio_client(workspace: Path, models: Path, *extra: str) -> Client:
+    env = {**os.environ, "REME_TIMEZONE": "UTC", "REME_MODELS_DIR": str(models)}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "reme_mcp", "--workspace", str(workspace), *extra], env=env
+    )
+    return Client(params, read_timeout_seconds=60)
+
+
+async def top_paths(c: Client, query: str) -> list[str]:
+    result = await c.call_tool("search", {"query": query, "limit": 3})
+    assert not result.is_error
+    data: dict[str, Any] = result.structured_content  # type: ignore[assignment]
+    return [hit["path"] for hit in data["results"]]
+
+
+@pytest.mark.anyio
+async def test_a_server_searches_by_meaning_with_the_fetched_model(hub: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = hub
+    models, workspace = tmp_path / "models", tmp_path / "ws"
+    assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
+    paths: dict[str, str] = {}
+    async with stdio_client(workspace, models, "--semantic", "on", "--semantic-model", "words") as c:
+        for note in NOTES:
+            result = await c.call_tool("remember", {"content": note, "date": "2026-11-28"})
+            paths[note] = result.structured_content["path"]  # type: ignore[index]
+        car, tennis = paths[NOTES[0]], paths[NOTES[1]]
+        found: list[str] = []
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:  # the stage embeds in the background
+            found = await top_paths(c, "automobile")
+            if found:
+                break
+            await anyio.sleep(0.2)
+        assert found == [car]
+        assert (await top_paths(c, "racket"))[:1] == [tennis]
+    async with stdio_client(workspace, models, "--semantic", "off") as c:
+        assert await top_paths(c, "automobile") == []  # no word of the note: only the model finds it
+    doctor = cli(models, "--workspace", str(workspace), "--semantic", "on", "--semantic-model", "words", "doctor", "--json")
+    assert doctor.returncode == 0, doctor.stderr
+    report = json.loads(doctor.stdout)["semantic"]
+    assert report["model"] == "words" and report["status"] in ("ready", "embedding"), report
+
+
+def test_a_model_named_but_not_fetched_is_off_in_one_line_and_search_stays_lexical(tmp_path: Path) -> None:
+    models, workspace = tmp_path / "models", tmp_path / "ws"
+    flags = ["--workspace", str(workspace), "--semantic", "on", "--semantic-model", "multilingual-e5-base"]
+    script = (
+        "import sys\n"
+        "from reme_mcp.config import load_settings\n"
+        "from reme_mcp.ops.memory import Memory\n"
+        f"m = Memory(load_settings({str(workspace)!r}, 'UTC', 'on', 'multilingual-e5-base'))\n"
+        "m.remember('The release freeze starts on Friday.', date='2026-11-28')\n"
+        "for _ in range(3):\n"
+        "    hits = m.search('release freeze').results\n"
+        "    assert hits and hits[0].path.endswith('.md'), hits\n"
+        "m.index.semantic.wait(30)\n"
+        "print(m.search('release freeze').results[0].path)\n"
+    )
+    env = {**os.environ, "REME_MODELS_DIR": str(models)}
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith(".md")
+    said = [line for line in run.stderr.splitlines() if line.strip()]
+    assert said == [
+        "reme-mcp: search by meaning is off: the model multilingual-e5-base is not fetched: "
+        "run reme-mcp model fetch multilingual-e5-base; search stays lexical"
+    ]
+    doctor = cli(models, *flags, "doctor")
+    assert doctor.returncode == 0, doctor.stderr
+    assert (
+        "status: off: the model multilingual-e5-base is not fetched: run reme-mcp model fetch multilingual-e5-base"
+        in doctor.stdout
+    )
+    assert leftovers(models) == []  # nothing was downloaded by a search or by doctor
+
+
+def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
+    run = cli(tmp_path / "models", "--workspace", str(tmp_path / "ws"), "config", "claude-code", "--semantic-model", "words")
+    assert run.returncode == 0, run.stderr
+    assert '"--semantic-model",\n' in run.stdout and run.stdout.index('"words"') > run.stdout.index('"--semantic-model"')
+    bad = cli(tmp_path / "models", "config", "claude-code", "--semantic-model", "../etc")
+    assert bad.returncode == 1 and "not usable" in bad.stderr
+
+
+def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
+    assert set(hub_models.BUNDLED) == set(embedder.MODELS)
+    assert hub_models.BUNDLED[0] == embedder.DEFAULT_MODEL
