@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from reme_mcp.index import embedder, hub_models
 pytest.importorskip("onnxruntime", reason="the semantic-hub extra is not installed")
 pytest.importorskip("onnx", reason="the test extra is not installed")
 
-from tests.tiny_hub import serve_hub, write_model  # noqa: E402
+from tests.tiny_hub import serve_hub, write_model
 
 NOTES = [
     "My sister bought a car last weekend.",
@@ -87,7 +88,8 @@ def test_fetch_puts_the_files_in_place_with_a_progress_bar_on_stderr(hub: tuple[
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
     assert "fetched" in rows["words"] and str(folder) in rows["words"] and "kB" in rows["words"]
-    assert "not fetched" in rows["multilingual-e5-base"] and "Xenova/multilingual-e5-base" in rows["multilingual-e5-base"]
+    base = rows["multilingual-e5-base"]
+    assert "not fetched" in base and "Xenova/multilingual-e5-base" in base
     assert "bundled" in rows["multilingual-e5-small"]
 
 
@@ -111,6 +113,53 @@ def test_a_download_that_breaks_off_leaves_nothing(hub: tuple[str, Path], tmp_pa
     assert "run the command again" in last
     assert "onnx/model.onnx: 100%" in run.stderr  # the first file had arrived, and was not kept
     assert leftovers(models) == []
+
+
+def _partial(models: Path, name: str) -> Path | None:
+    """The staging folder of a fetch under way, once the hub has answered and the file is being written."""
+    for folder in models.glob(f".{name}.partial-*"):
+        if (folder / "onnx" / "model.onnx").is_file():
+            return folder
+    return None
+
+
+def _fetch_until_bytes_arrive(hub_url: str, models: Path) -> tuple[subprocess.Popen[str], Path]:
+    env = {**os.environ, "REME_MODELS_DIR": str(models)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reme_mcp", "model", "fetch", "slow", "--repo", "tiny/slow", "--hub", hub_url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while (staging := _partial(models, "slow")) is None:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    return proc, staging
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 1)])
+def test_an_interrupted_fetch_leaves_nothing(hub: tuple[str, Path], tmp_path: Path, sig: int, code: int) -> None:
+    models = tmp_path / "models"
+    proc, _ = _fetch_until_bytes_arrive(hub[0], models)
+    proc.send_signal(sig)
+    out, _err = proc.communicate(timeout=30)
+    assert proc.returncode == code and out == ""
+    assert leftovers(models) == []
+
+
+def test_a_killed_fetch_is_swept_by_the_next(hub: tuple[str, Path], tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    proc, staging = _fetch_until_bytes_arrive(hub[0], models)
+    proc.kill()  # no chance to clean up
+    proc.communicate(timeout=30)
+    assert staging.is_dir() and not (models / "slow").exists()  # only a dot folder: no model is half there
+    listed = cli(models, "model", "list")
+    assert "slow" not in listed.stdout
+    run = cli(models, "model", "fetch", "slow", "--repo", "tiny/words", "--hub", hub[0])
+    assert run.returncode == 0, run.stderr
+    assert leftovers(models) == ["slow"]
 
 
 def test_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
@@ -163,7 +212,9 @@ async def test_a_server_searches_by_meaning_with_the_fetched_model(hub: tuple[st
         assert (await top_paths(c, "racket"))[:1] == [tennis]
     async with stdio_client(workspace, models, "--semantic", "off") as c:
         assert await top_paths(c, "automobile") == []  # no word of the note: only the model finds it
-    doctor = cli(models, "--workspace", str(workspace), "--semantic", "on", "--semantic-model", "words", "doctor", "--json")
+    doctor = cli(
+        models, "--workspace", str(workspace), "--semantic", "on", "--semantic-model", "words", "doctor", "--json"
+    )
     assert doctor.returncode == 0, doctor.stderr
     report = json.loads(doctor.stdout)["semantic"]
     assert report["model"] == "words" and report["status"] in ("ready", "embedding"), report
@@ -203,9 +254,12 @@ def test_a_model_named_but_not_fetched_is_off_in_one_line_and_search_stays_lexic
 
 
 def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
-    run = cli(tmp_path / "models", "--workspace", str(tmp_path / "ws"), "config", "claude-code", "--semantic-model", "words")
+    run = cli(
+        tmp_path / "models", "--workspace", str(tmp_path / "ws"), "config", "claude-code", "--semantic-model", "words"
+    )
     assert run.returncode == 0, run.stderr
-    assert '"--semantic-model",\n' in run.stdout and run.stdout.index('"words"') > run.stdout.index('"--semantic-model"')
+    args = json.loads(run.stdout)["mcpServers"]["reme"]["args"]
+    assert args[args.index("--semantic-model") + 1] == "words"
     bad = cli(tmp_path / "models", "config", "claude-code", "--semantic-model", "../etc")
     assert bad.returncode == 1 and "not usable" in bad.stderr
 

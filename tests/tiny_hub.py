@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -71,9 +72,24 @@ def write_model(folder: Path) -> None:
 
 
 class _Hub(http.server.SimpleHTTPRequestHandler):
-    """Files under `/{owner}/{repo}/resolve/main/`; the tokenizer of a repository named `broken` stops halfway."""
+    """Files under `/{owner}/{repo}/resolve/main/`; the tokenizer of a repository named `broken` stops
+    halfway, and any file of a repository named `slow` trickles (a download to interrupt)."""
 
     def do_GET(self) -> None:
+        if "/slow/" in self.path:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                self.wfile.write(b"x" * 1000)
+                for _ in range(300):
+                    time.sleep(0.1)
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+            except OSError:  # the client went away
+                pass
+            self.close_connection = True
+            return
         if "/broken/" in self.path and self.path.endswith("/tokenizer.json"):
             self.send_response(200)
             self.send_header("Content-Length", "100000")
