@@ -162,6 +162,41 @@ def test_a_killed_fetch_is_swept_by_the_next(hub: tuple[str, Path], tmp_path: Pa
     assert leftovers(models) == ["slow"]
 
 
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A models folder on its own 64 kB tmpfs."""
+    models = tmp_path / "models"
+    models.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(models)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.decode().strip()}")
+    try:
+        yield models
+    finally:
+        subprocess.run(["umount", str(models)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(hub: tuple[str, Path], small_disk: Path) -> None:
+    url, _ = hub
+    root = hub[1].parents[3]
+    for repo in ("big", "nolength"):  # a model bigger than the disk, with its size said and without
+        folder = root / "tiny" / repo / "resolve" / "main"
+        (folder / "onnx").mkdir(parents=True, exist_ok=True)
+        (folder / "onnx" / "model.onnx").write_bytes(os.urandom(200_000))
+        (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
+    said = cli(small_disk, "model", "fetch", "big", "--repo", "tiny/big", "--hub", url)
+    assert said.returncode == 1 and said.stdout == ""
+    assert said.stderr.count("\n") == 1 and "onnx/model.onnx needs 200.0 kB and the disk has" in said.stderr
+    assert "REME_MODELS_DIR" in said.stderr
+    assert leftovers(small_disk) == []
+    unsaid = cli(small_disk, "model", "fetch", "big", "--repo", "tiny/nolength", "--hub", url)
+    assert unsaid.returncode == 1 and unsaid.stdout == ""
+    last = unsaid.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: saving the model under") and "the disk is full" in last, unsaid.stderr
+    assert "REME_MODELS_DIR" in last
+    assert leftovers(small_disk) == []
+
+
 def test_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))

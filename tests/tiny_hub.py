@@ -8,6 +8,7 @@ is zero. Run by the same onnxruntime and tokenizers as a model fetched from Hugg
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 import time
@@ -73,9 +74,20 @@ def write_model(folder: Path) -> None:
 
 class _Hub(http.server.SimpleHTTPRequestHandler):
     """Files under `/{owner}/{repo}/resolve/main/`; the tokenizer of a repository named `broken` stops
-    halfway, and any file of a repository named `slow` trickles (a download to interrupt)."""
+    halfway, any file of a repository named `slow` trickles (a download to interrupt), and the
+    files of a repository named `nolength` come without their size (the end of the connection ends them)."""
 
     def do_GET(self) -> None:
+        if "/nolength/" in self.path:
+            path = Path(self.translate_path(self.path))
+            if not path.is_file():
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(path.read_bytes())
+            self.close_connection = True
+            return
         if "/slow/" in self.path:
             self.send_response(200)
             self.send_header("Content-Length", "100000")
@@ -98,7 +110,8 @@ class _Hub(http.server.SimpleHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
-        super().do_GET()
+        with contextlib.suppress(OSError):  # the client went away (a full disk, an interrupted fetch)
+            super().do_GET()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

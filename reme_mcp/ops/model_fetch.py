@@ -230,7 +230,7 @@ def _disk_line(exc: OSError, home: Path) -> str:
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
+    return f"{size / 1e6:.1f} MB" if size >= 1_000_000 else f"{size / 1e3:.1f} kB"
 
 
 @dataclass(frozen=True)
