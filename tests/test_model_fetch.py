@@ -45,6 +45,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     root = tmp_path_factory.mktemp("hub")
     repo = root / "tiny" / "words" / "resolve" / "main"
     write_model(repo)
+    write_model(root / "tiny" / "swapped" / "resolve" / "main", swapped=True)
     # A repository whose tokenizer stops halfway: the model file arrives, the second file does not.
     broken = root / "tiny" / "broken" / "resolve" / "main"
     (broken / "onnx").mkdir(parents=True)
@@ -253,6 +254,41 @@ async def test_a_server_searches_by_meaning_with_the_fetched_model(hub: tuple[st
     assert doctor.returncode == 0, doctor.stderr
     report = json.loads(doctor.stdout)["semantic"]
     assert report["model"] == "words" and report["status"] in ("ready", "embedding"), report
+
+
+async def _search_by_meaning(workspace: Path, models: Path, query: str, remember: list[str]) -> dict[str, Any]:
+    """Remember `remember`, then the first non-empty answer to `query` (the stage embeds in the background)."""
+    async with stdio_client(workspace, models, "--semantic", "on", "--semantic-model", "words") as c:
+        for note in remember:
+            await c.call_tool("remember", {"content": note, "date": "2026-11-28"})
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            result = await c.call_tool("search", {"query": query, "limit": 3})
+            data: dict[str, Any] = result.structured_content  # type: ignore[assignment]
+            if data["results"]:
+                return data
+            await anyio.sleep(0.2)
+    raise AssertionError(f"nothing found for {query!r}")
+
+
+@pytest.mark.anyio
+async def test_another_model_under_the_same_name_needs_force_and_embeds_afresh(
+    hub: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, _ = hub
+    models, workspace = tmp_path / "models", tmp_path / "ws"
+    assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
+    first = await _search_by_meaning(workspace, models, "automobile", NOTES)
+    car = first["results"][0]["path"]
+    assert "car" in first["results"][0]["snippet"]
+    refused = cli(models, "model", "fetch", "words", "--repo", "tiny/swapped", "--hub", url)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "--force replaces it" in refused.stderr
+    replaced = cli(models, "model", "fetch", "words", "--repo", "tiny/swapped", "--hub", url, "--force")
+    assert replaced.returncode == 0, replaced.stderr
+    assert leftovers(models) == ["words"]
+    # The old model's vectors would put the tennis note where the new model asks for a car.
+    again = await _search_by_meaning(workspace, models, "automobile", [])
+    assert [hit["path"] for hit in again["results"]] == [car]
 
 
 def test_a_model_named_but_not_fetched_is_off_in_one_line_and_search_stays_lexical(tmp_path: Path) -> None:

@@ -33,8 +33,12 @@ ROWS: dict[str, list[float]] = {
 VOCAB = ["[UNK]", "[PAD]", *ROWS]
 
 
-def write_model(folder: Path) -> None:
-    """onnx/model.onnx and tokenizer.json, as a repository on the hub holds them."""
+def write_model(folder: Path, swapped: bool = False) -> None:
+    """onnx/model.onnx and tokenizer.json, as a repository on the hub holds them.
+
+    `swapped`: another model of the same shape, whose car/automobile pair lies where the
+    first one's tennis/racket pair lies, and the reverse.
+    """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
@@ -42,6 +46,8 @@ def write_model(folder: Path) -> None:
     matrix = np.zeros((len(VOCAB), DIM), dtype=np.float32)
     for word, row in ROWS.items():
         matrix[VOCAB.index(word)] = row
+    if swapped:
+        matrix[:, [0, 1, 2, 3]] = matrix[:, [2, 3, 0, 1]]
     nodes = [
         helper.make_node("Gather", ["table", "input_ids"], ["looked_up"]),
         helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),

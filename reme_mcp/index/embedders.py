@@ -22,6 +22,13 @@ class TextEmbedder(Protocol):
     def query(self, text: str) -> Vectors: ...
 
 
+def model_key(name: str, models_home: Path | None) -> str:
+    """What names a model's vectors and language means on disk: a model fetched again under the
+    same name, but another, starts afresh instead of mixing with the old one's vectors."""
+    found = None if hub_models.is_bundled(name) or models_home is None else hub_models.fetched(models_home, name)
+    return name if found is None else f"{name}-{found.fingerprint}"
+
+
 def open_embedder(name: str, models_home: Path | None, means_file: Path | None) -> TextEmbedder:
     """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads."""
     if hub_models.is_bundled(name) or models_home is None:

@@ -12,6 +12,7 @@ installed): nothing heavy here, and nothing is ever downloaded by this module.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import re
@@ -104,6 +105,12 @@ class Fetched:
     @property
     def size(self) -> int:
         return sum(self.sizes.values())
+
+    @property
+    def fingerprint(self) -> str:
+        """Short, and another for any other model fetched under the same name (its vectors and means differ)."""
+        described = json.dumps([asdict(self.model), self.hub, sorted(self.sizes.items())], sort_keys=True)
+        return hashlib.sha256(described.encode("utf-8")).hexdigest()[:10]
 
 
 def is_bundled(name: str) -> bool:

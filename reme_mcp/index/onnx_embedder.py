@@ -56,7 +56,8 @@ class OnnxEmbedder:
             raise EmbedderUnavailable(f"the model {name} failed to run ({exc.__class__.__name__}: {exc})") from exc
         if spec.dim is not None and spec.dim != self.dim:
             raise EmbedderUnavailable(f"the model {name} gives {self.dim} dimensions, its description says {spec.dim}")
-        self._passage_means, self._query_means = centring.model_means(name, self.dim, self._raw, means_file)
+        means = centring.model_means(f"{name}-{found.fingerprint}", self.dim, self._raw, means_file)
+        self._passage_means, self._query_means = means
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
         """Unit vectors, one text a call: a batch would pad every text to the longest."""

@@ -24,7 +24,7 @@ from typing import Any
 from whoosh.searching import Searcher
 
 from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
-from reme_mcp.index.embedders import TextEmbedder, open_embedder
+from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import ChunkKey, VectorStore
@@ -64,7 +64,8 @@ class SemanticStage:
         self._folder = folder
         self.model = model
         self._models_home = models_home  # where fetched hub models are (hub_models.py)
-        self.vectors = VectorStore(folder, f"{model}-{VECTORS_VERSION}", DIM)
+        self._key = model_key(model, models_home)
+        self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", DIM)
         self.failure: str | None = None
         self._query_model: TextEmbedder | None = None
         self._query_lock = threading.Lock()
@@ -127,7 +128,7 @@ class SemanticStage:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             # Two handles on one model: a search's question never waits behind a batch.
-            means = self._folder.parent / f"means-{self.model}-{VECTORS_VERSION}.npy"
+            means = self._folder.parent / f"means-{self._key}-{VECTORS_VERSION}.npy"
             worker = open_embedder(self.model, self._models_home, means)
             query_model = open_embedder(self.model, self._models_home, means)
         except EmbedderUnavailable as exc:

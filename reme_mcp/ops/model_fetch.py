@@ -38,7 +38,7 @@ Progress = Callable[[str, int, int | None], None]
 
 
 @dataclass(frozen=True)
-class Fetched:
+class FetchResult:
     name: str
     folder: Path
     size: int
@@ -95,12 +95,18 @@ def describe(
         raise ReMeError(str(exc)) from None
 
 
-def fetch(model: HubModel, home: Path, hub: str, progress: Progress, force: bool = False) -> Fetched:
+def fetch(model: HubModel, home: Path, hub: str, progress: Progress, force: bool = False) -> FetchResult:
     """Download the model's files into `home/NAME`, or leave everything as it was."""
     target = hub_models.folder_of(home, model.name)
     here = hub_models.fetched(home, model.name)
-    if here is not None and not force and not hub_models.missing_files(here):
-        return Fetched(model.name, target, here.size, already=True)
+    if here is not None and not force:
+        if here.model != model:
+            raise ReMeError(
+                f"{model.name} in {target} is {here.model.repo} {here.model.onnx}: --force replaces it "
+                f"with {model.repo} {model.onnx}"
+            )
+        if not hub_models.missing_files(here):
+            return FetchResult(model.name, target, here.size, already=True)
     home.mkdir(parents=True, exist_ok=True)
     _sweep(home, model.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{model.name}.partial-{os.getpid()}-", dir=home))
@@ -117,7 +123,7 @@ def fetch(model: HubModel, home: Path, hub: str, progress: Progress, force: bool
         raise ReMeError(_disk_line(exc, home)) from None
     finally:  # an error, Ctrl-C or SIGTERM (the command turns it into an exit): nothing half-done stays
         shutil.rmtree(staging, ignore_errors=True)
-    return Fetched(model.name, target, sum(sizes.values()), already=False)
+    return FetchResult(model.name, target, sum(sizes.values()), already=False)
 
 
 def _download(hub: str, repo: str, path: str, dest: Path, progress: Progress) -> tuple[int, str | None]:
