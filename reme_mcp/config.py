@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
@@ -39,6 +40,10 @@ class Settings:
     # Search by meaning (docs/semantic.md): "auto" uses it when the semantic extra is
     # installed, "on" says on stderr and in `doctor` why it cannot, "off" never loads a model.
     semantic: str = "auto"
+    # Which model embeds (`--semantic-model`, REME_SEMANTIC_MODEL): the one the semantic extra
+    # bundles, or one fetched from a model hub by `reme-mcp model fetch` into `models_home`.
+    semantic_model: str = "multilingual-e5-small"
+    models_home: Path = field(default_factory=lambda: default_models_home())
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()
@@ -75,6 +80,17 @@ def default_index_home(environ: dict[str, str] | None = None) -> Path:
     # The XDG spec ignores a relative XDG_CACHE_HOME.
     base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
     return base / "reme-mcp" / "index"
+
+
+def default_models_home(environ: dict[str, str] | None = None) -> Path:
+    """REME_MODELS_DIR, else $XDG_CACHE_HOME/reme-mcp/models, else ~/.cache/reme-mcp/models."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("REME_MODELS_DIR")
+    if chosen:
+        return Path(chosen).expanduser().absolute()
+    cache = env.get("XDG_CACHE_HOME")
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "reme-mcp" / "models"
 
 
 _DURATION = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -119,7 +135,30 @@ def resolve_semantic(flag: str | None, environ: dict[str, str] | None = None) ->
     return chosen
 
 
-def load_settings(workspace: str | None = None, timezone: str | None = None, semantic: str | None = None) -> Settings:
+# A model's name is also its folder's name under the models home: letters, digits, . _ - only.
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def check_model_name(name: str) -> str:
+    """A model name that is safe as a folder name, or a one-line error."""
+    if not _MODEL_NAME.fullmatch(name) or ".." in name:
+        raise ReMeError(f"model name {shown(name)} is not usable: letters, digits, '.', '_' and '-' only")
+    return name
+
+
+def resolve_semantic_model(flag: str | None, environ: dict[str, str] | None = None) -> str:
+    """The --semantic-model flag, else REME_SEMANTIC_MODEL, else the model the semantic extra bundles."""
+    env = os.environ if environ is None else environ
+    chosen = (flag or env.get("REME_SEMANTIC_MODEL") or Settings.semantic_model).strip()
+    return check_model_name(chosen)
+
+
+def load_settings(
+    workspace: str | None = None,
+    timezone: str | None = None,
+    semantic: str | None = None,
+    semantic_model: str | None = None,
+) -> Settings:
     """Settings from flags, falling back to the environment."""
     path, notice = resolve_workspace(workspace)
     if notice:
@@ -137,4 +176,5 @@ def load_settings(workspace: str | None = None, timezone: str | None = None, sem
         sync_interval=max(0.0, sync_interval),
         team_sync_every=every,
         semantic=resolve_semantic(semantic),
+        semantic_model=resolve_semantic_model(semantic_model),
     )

@@ -26,6 +26,8 @@ def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     Set in the environment, so the servers and hosts the tests start use it too.
     """
     os.environ["REME_INDEX_DIR"] = str(tmp_path_factory.mktemp("index-home"))
+    # Models fetched by a test (tests/test_model_fetch.py) never land in the user's cache.
+    os.environ.setdefault("REME_MODELS_DIR", str(tmp_path_factory.mktemp("models-home")))
     # Search by meaning loads a model in every server a test starts: the suite runs lexical
     # unless REME_SEMANTIC says otherwise; tests/test_semantic.py turns it on where it tests it.
     os.environ.setdefault("REME_SEMANTIC", "off")

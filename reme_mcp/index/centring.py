@@ -1,0 +1,64 @@
+"""Language centring shared by every embedder: each language's mean, removed from each vector.
+
+The means are one model's (language_means.py says why and how much): computed once a
+process from the everyday sentences there, kept in a small file beside the indexes so a
+later start skips that second of CPU, and shared by every handle on that model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reme_mcp.index import language_means
+
+Vectors = NDArray[np.float32]
+# A model's raw unit vectors for texts, embedded as stored text (False) or as a question (True).
+RawEmbed = Callable[[list[str], bool], Vectors]
+Means = tuple[Vectors, Vectors]  # English, Chinese
+
+_LOCK = threading.Lock()
+_MEANS: dict[str, Vectors] = {}
+
+
+def model_means(name: str, dim: int, raw: RawEmbed, stored: Path | None) -> tuple[Means, Means]:
+    """The model's means as stored text and as a question, computed (or read) once a process."""
+    with _LOCK:
+        if name not in _MEANS:
+            _MEANS[name] = _load_or_compute(dim, raw, stored)
+        pe, pz, qe, qz = _MEANS[name]
+    return (pe, pz), (qe, qz)
+
+
+def centre(texts: list[str], vectors: Vectors, means: Means) -> Vectors:
+    """Unit vectors with each text's language mean removed (mixed text by its share of CJK letters)."""
+    share = np.array([[language_means.cjk_share(t)] for t in texts], dtype=np.float32)
+    centred = vectors - language_means.STRENGTH * (share * means[1] + (1.0 - share) * means[0])
+    norms = np.linalg.norm(centred, axis=1, keepdims=True)
+    unit: Vectors = (centred / np.maximum(norms, 1e-6)).astype(np.float32)
+    return unit
+
+
+def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:
+    """English and Chinese means, as stored text then as a question: rows pe, pz, qe, qz."""
+    if stored is not None:
+        with contextlib.suppress(OSError, ValueError):
+            kept = np.load(stored, allow_pickle=False)
+            if kept.shape == (4, dim):
+                return np.asarray(kept, dtype=np.float32)
+    en, zh = list(language_means.ENGLISH), list(language_means.CHINESE)
+    means = np.stack([raw(t, q).mean(axis=0) for q in (False, True) for t in (en, zh)]).astype(np.float32)
+    if stored is not None:
+        with contextlib.suppress(OSError):
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            tmp = stored.with_suffix(".tmp")
+            with open(tmp, "wb") as fh:
+                np.save(fh, means, allow_pickle=False)
+            os.replace(tmp, stored)
+    return means

@@ -1,0 +1,38 @@
+"""Which runtime embeds for the semantic stage: the bundled model (embedder.py) or a fetched one (onnx_embedder.py).
+
+Both give unit vectors, centred the same way (centring.py), through one small interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from reme_mcp.index import hub_models
+from reme_mcp.index.centring import Vectors
+from reme_mcp.index.embedder import Embedder
+
+
+class TextEmbedder(Protocol):
+    name: str
+    dim: int
+
+    def passages(self, texts: list[str]) -> Vectors: ...
+
+    def query(self, text: str) -> Vectors: ...
+
+
+def model_key(name: str, models_home: Path | None) -> str:
+    """What names a model's vectors and language means on disk: a model fetched again under the
+    same name, but another, starts afresh instead of mixing with the old one's vectors."""
+    found = None if hub_models.is_bundled(name) or models_home is None else hub_models.fetched(models_home, name)
+    return name if found is None else f"{name}-{found.fingerprint}"
+
+
+def open_embedder(name: str, models_home: Path | None, means_file: Path | None) -> TextEmbedder:
+    """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads."""
+    if hub_models.is_bundled(name) or models_home is None:
+        return Embedder(name, means_file=means_file)
+    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+
+    return OnnxEmbedder(name, models_home, means_file=means_file)

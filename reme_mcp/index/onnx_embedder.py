@@ -1,0 +1,125 @@
+"""A model fetched from a hub (hub_models.py), run on the CPU by onnxruntime with its own tokenizer.
+
+The same interface and the same language centring (centring.py) as the bundled model
+(embedder.py), so the stage, the fusion and their thresholds treat both alike. Imported
+only by the stage's thread when such a model is chosen (`reme-mcp[semantic-hub]`):
+never on the server's start path, and it never downloads (a model that is not fetched
+is one line saying how to fetch it).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reme_mcp.index import centring, hub_models
+from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable
+
+Vectors = centring.Vectors
+
+
+class OnnxEmbedder:
+    """One loaded hub model. Not safe for two threads at once: each thread that embeds holds its own."""
+
+    def __init__(self, name: str, models_home: Path, threads: int = 1, means_file: Path | None = None) -> None:
+        found = hub_models.fetched(models_home, name)
+        if found is None:
+            raise EmbedderUnavailable(hub_models.not_here(name))
+        missing = hub_models.missing_files(found)
+        if missing:
+            raise EmbedderUnavailable(
+                f"the model {name} in {found.folder} lacks {', '.join(missing)}: run reme-mcp model fetch {name} --force"
+            )
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"the hub models' runtime is not installed ({hub_models.HUB_EXTRA})") from exc
+        spec = found.model
+        try:
+            tokenizer, session = _load(found.folder / spec.tokenizer, found.folder / spec.onnx, threads)
+        except Exception as exc:  # a damaged file, an export of another shape: one line
+            raise EmbedderUnavailable(f"the model {name} failed to load ({exc.__class__.__name__}: {exc})") from exc
+        self._tokenizer: Any = tokenizer
+        self._session: Any = session
+        self._inputs = {i.name: i.type for i in session.get_inputs()}
+        if "input_ids" not in self._inputs:
+            raise EmbedderUnavailable(f"the model {name} takes no input_ids: it is not a text encoder this runs")
+        self._spec = spec
+        self.name = name
+        try:
+            self.dim = int(self._raw(["a"], False).shape[1])
+        except Exception as exc:
+            raise EmbedderUnavailable(f"the model {name} failed to run ({exc.__class__.__name__}: {exc})") from exc
+        if spec.dim is not None and spec.dim != self.dim:
+            raise EmbedderUnavailable(f"the model {name} gives {self.dim} dimensions, its description says {spec.dim}")
+        means = centring.model_means(f"{name}-{found.fingerprint}", self.dim, self._raw, means_file)
+        self._passage_means, self._query_means = means
+
+    def _raw(self, texts: list[str], is_query: bool) -> Vectors:
+        """Unit vectors, one text a call: a batch would pad every text to the longest."""
+        prefix = self._spec.query_prefix if is_query else self._spec.passage_prefix
+        rows = [self._one(prefix + (" ".join(t.split()) or " ")) for t in texts]
+        return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def _one(self, text: str) -> Vectors:
+        encoding = self._tokenizer.encode(text)
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        feed = {k: v.astype(np.int32) if self._inputs[k] == "tensor(int32)" else v for k, v in feed.items()}
+        out = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        if out.ndim == 2:  # an export that pools itself
+            pooled = out[0]
+        elif self._spec.pooling == "cls":
+            pooled = out[0, 0]
+        else:  # the mean over the real tokens
+            weights = mask[0].astype(np.float32)[:, None]
+            pooled = (out[0] * weights).sum(axis=0) / max(float(weights.sum()), 1.0)
+        norm = float(np.linalg.norm(pooled))
+        unit: Vectors = (pooled / max(norm, 1e-6)).reshape(1, -1).astype(np.float32)
+        return unit
+
+    def passages(self, texts: list[str]) -> Vectors:
+        """Unit vectors for stored text, one row per text, centred (language_means.py)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return centring.centre(texts, self._raw(texts, False), self._passage_means)
+
+    def query(self, text: str) -> Vectors:
+        """The unit vector of a question, centred like the stored text."""
+        return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
+
+
+# One session a model file for the whole process: onnxruntime runs one session from several
+# threads at once, so the stage's two handles (embedding, questions) share the weights.
+_LOADED: dict[tuple[Path, Path, int], tuple[Any, Any]] = {}
+_LOCK = threading.Lock()
+
+
+def _load(tokenizer_file: Path, onnx_file: Path, threads: int) -> tuple[Any, Any]:
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    key = (tokenizer_file, onnx_file, threads)
+    with _LOCK:
+        if key not in _LOADED:
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            # A chunk's start is what is embedded, as with the bundled model (embedder.py).
+            tokenizer.enable_truncation(max_length=MAX_EMBED_TOKENS)
+            tokenizer.no_padding()
+            options = onnxruntime.SessionOptions()
+            # One thread leaves the other core to the searches while a workspace is embedded.
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+            _LOADED[key] = (tokenizer, session)
+        return _LOADED[key]
