@@ -34,7 +34,8 @@ class Front(Protocol):
 
 def lexical_env() -> dict[str, str]:
     """The plain environment has no extra: `auto` makes its server say so in `doctor`
-    (semantic: off, not installed) and search by words."""
+    (semantic: off, not installed) and search by words; `on` would have it reach for a stage
+    that is not there."""
     return {**os.environ, "REME_SEMANTIC": "auto"}
 
 
