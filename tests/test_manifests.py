@@ -94,6 +94,10 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     # The memory must outlive plugin updates: it lives in the client-managed data directory.
     workspace = server["args"][server["args"].index("--workspace") + 1]
     assert workspace == "${PLUGIN_DATA}/workspace"
+    # Search by meaning is the user's choice, and §9.2 gives this file no way to pass the user's
+    # REME_SEMANTIC on: a value here would override it. The launcher reads the host's
+    # environment, else ${PLUGIN_DATA}/plugin.env (tests/test_plugin_semantic.py).
+    assert "REME_SEMANTIC" not in env
 
 
 def _claude_entry() -> Any:
@@ -125,6 +129,11 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
     assert server["args"] == ["--plugin-data", "${CLAUDE_PLUGIN_DATA}"]
     # A user's REME_WORKSPACE wins; otherwise the plugin's own persistent data directory.
     assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-${CLAUDE_PLUGIN_DATA}/workspace}"
+    # The plugin's settings pass through from the environment Claude Code starts from; unset
+    # they are empty, which the server and the launcher read as their defaults (for
+    # REME_SEMANTIC: auto, the plain build, unless the data folder's plugin.env says on).
+    assert server["env"]["REME_INGEST"] == "${REME_INGEST:-}"
+    assert server["env"]["REME_SEMANTIC"] == "${REME_SEMANTIC:-}"
     # Claude Code also loads a root .mcp.json, both as the plugin's and as this project's:
     # a second file would start a second server on the same workspace.
     assert not (ROOT / ".mcp.json").exists()

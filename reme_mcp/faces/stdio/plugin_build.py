@@ -6,12 +6,15 @@ when the host ends the launcher, and makes the starts of one plugin version shar
 the first takes a lock and hands it to its build process, which holds it until it ends;
 a start that finds the lock taken waits for that build instead of running a second one
 beside it (two builds at once take twice the CPU a host's session is waiting on).
+The plain environment and the one with the semantic extra (REME_SEMANTIC=on) are two
+folders with a lock each, so one may build while the other serves.
 Standard library only, like the front that calls it.
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 import threading
@@ -24,17 +27,18 @@ def is_ready(venv: Path) -> bool:
     return (venv / READY_MARK).is_file() and (venv / "bin" / "python").exists()
 
 
-def build(root: Path, data: str, venv: Path, started: threading.Event) -> str | None:
-    """Build the environment, or wait for the build another start runs: None once it is ready,
-    else the one-line reason it is not (which says what to do). `started` is set once a build
-    runs on its own (or none is needed), so this process may end without stopping it."""
+def build(root: Path, data: str, venv: Path, started: threading.Event, *, semantic: bool = False) -> str | None:
+    """Build the environment (`semantic`: the one with the semantic extra), or wait for the
+    build another start runs: None once it is ready, else the one-line reason it is not (which
+    says what to do). `started` is set once a build runs on its own (or none is needed), so
+    this process may end without stopping it."""
     try:
-        return _build(root, data, venv, started)
+        return _build(root, data, venv, started, semantic)
     finally:
         started.set()
 
 
-def _build(root: Path, data: str, venv: Path, started: threading.Event) -> str | None:
+def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic: bool) -> str | None:
     try:
         venv.parent.mkdir(parents=True, exist_ok=True)
         lock = (venv.parent / f".build-{venv.name}.lock").open("a")
@@ -49,11 +53,16 @@ def _build(root: Path, data: str, venv: Path, started: threading.Event) -> str |
             fcntl.flock(lock, fcntl.LOCK_EX)
         if is_ready(venv):
             return None
-        print(f"reme-mcp: first start of this plugin version: building its environment in {venv}", file=sys.stderr)
+        extra = " with the semantic extra (REME_SEMANTIC=on)" if semantic else ""
+        print(
+            f"reme-mcp: first start of this plugin version: building its environment{extra} in {venv}", file=sys.stderr
+        )
         # The lock goes with the build (its file description is shared), so it stays held
-        # while the build runs, whether or not this process is still there.
+        # while the build runs, whether or not this process is still there. The launcher picks
+        # the folder it builds by REME_SEMANTIC: said here, so it is the folder locked here.
         process = subprocess.Popen(
             [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"],
+            env={**os.environ, "REME_SEMANTIC": "on" if semantic else "off"},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

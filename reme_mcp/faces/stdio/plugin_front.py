@@ -19,7 +19,8 @@ a tool call. So this process:
   carrying the build's one-line reason, which says what to do.
 
 It runs on any Python from 3.10 with the standard library alone: it imports only the
-package's handshake and wire modules, which import nothing else. stdout carries the
+package's handshake, wire and plugin_* modules, which import nothing else. With
+REME_SEMANTIC=on, plugin_extra.py chooses which environment serves. stdout carries the
 protocol only; this process's own messages are single lines on stderr.
 """
 
@@ -36,7 +37,7 @@ from types import FrameType
 from typing import IO, Any
 
 from reme_mcp import __version__, process
-from reme_mcp.faces.stdio import handshake, plugin_build, wire
+from reme_mcp.faces.stdio import handshake, plugin_build, plugin_extra, wire
 
 # JSON-RPC's range for errors the implementation defines.
 SERVER_ERROR = -32000
@@ -84,10 +85,10 @@ def _request_key(message: dict[str, Any]) -> str | None:
 class Front:
     """One client connection, answered here until the real server takes it over."""
 
-    def __init__(self, answers: handshake.EarlyAnswers | None, wire_out: IO[bytes], server_argv: list[str]) -> None:
+    def __init__(self, answers: handshake.EarlyAnswers | None, wire_out: IO[bytes], server_args: list[str]) -> None:
         self.answers = answers
         self.wire_out = wire_out
-        self.server_argv = server_argv
+        self.server_args = server_args
         # Guards the state below, and keeps client lines in order on their way to the server.
         self.lock = threading.Lock()
         self.write_lock = threading.Lock()
@@ -212,10 +213,11 @@ class Front:
         except (OSError, ValueError):
             pass  # the server has gone; its pump ends this process
 
-    def hand_over(self) -> None:
-        """Start the real server and give it the connection."""
+    def hand_over(self, venv: Path, env: dict[str, str] | None = None) -> None:
+        """Start the real server from this environment and give it the connection."""
+        argv = [str(venv / "bin" / "python"), "-m", "reme_mcp", *self.server_args]
         try:
-            server = subprocess.Popen(self.server_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         except OSError as exc:
             self.fail(f"reme-mcp: the plugin's server could not be started ({exc}); reinstall the plugin")
             return
@@ -297,7 +299,7 @@ class Front:
 def _await_build(front: Front, root: Path, data: str, venv: Path, started: threading.Event) -> None:
     failure = plugin_build.build(root, data, venv, started)
     if failure is None:
-        front.hand_over()
+        front.hand_over(venv)
     else:
         front.fail(failure)
 
@@ -307,15 +309,18 @@ BUILD_START_WAIT = 10.0
 
 
 def main(argv: list[str]) -> None:
-    """`main([plugin root, data folder, environment folder, *server arguments])`, from bin/reme-mcp."""
-    root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[3:]
+    """`main([plugin root, data folder, environment folder, plain environment folder or "",
+    *server arguments])`, from bin/reme-mcp. The plain folder is given when the environment
+    asked for is the one with the semantic extra (REME_SEMANTIC=on)."""
+    root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[4:]
+    plain = Path(argv[3]) if argv[3] else None
     answers = recorded_answers()
     if answers is None:
         print(
             "reme-mcp: the plugin's recorded handshake is missing or stale; the host waits for the build",
             file=sys.stderr,
         )
-    front = Front(answers, sys.stdout.buffer, [str(venv / "bin" / "python"), "-m", "reme_mcp", *server_args])
+    front = Front(answers, sys.stdout.buffer, server_args)
     started = threading.Event()
 
     def end(signum: int, frame: FrameType | None) -> None:
@@ -325,9 +330,14 @@ def main(argv: list[str]) -> None:
         front.end_on_signal(signum, frame)
 
     process.on_end_signals(end)
-    build = threading.Thread(
-        target=_await_build, args=(front, root, data, venv, started), name="reme-build", daemon=True
-    )
+    if plain is None:
+        build = threading.Thread(
+            target=_await_build, args=(front, root, data, venv, started), name="reme-build", daemon=True
+        )
+    else:
+        build = threading.Thread(
+            target=plugin_extra.serve, args=(front, root, data, venv, plain, started), name="reme-build", daemon=True
+        )
     build.start()
     for line in iter(sys.stdin.buffer.readline, b""):
         front.from_client(line)
