@@ -130,6 +130,39 @@ def test_unset_keeps_the_plain_build_without_the_model(plugin: Path, extra_built
         assert EXTRA_MISSING in report, report
 
 
+def test_on_without_the_extra_is_one_line_and_search_stays_lexical(
+    plugin: Path, extra_built: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """An install without the extra, told `--semantic on` (a client snippet, an old setting)."""
+    data, _ = extra_built
+    # The environment was built in a staging folder and renamed: its scripts' first lines name
+    # the staging folder, so its python is started as the launcher starts it.
+    command = [str(_environments(data)["plain"] / "bin" / "python"), "-m", "reme_mcp"]
+    workspace = tmp_path / "w"
+    env = _setting("on")
+    workspace.mkdir()
+    (workspace / "notes.md").write_text("The resolver is pinned to 1.4.\n", encoding="utf-8")
+    done = subprocess.run(
+        [*command, "-w", str(workspace), "search", "resolver pinned"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done
+    assert "resolver is pinned" in done.stdout, done
+    lines = [line for line in done.stderr.splitlines() if "search by meaning" in line]
+    assert lines == [
+        "reme-mcp: search by meaning is off: the semantic extra is not installed: "
+        "pip install 'reme-mcp[semantic]'; search stays lexical"
+    ], done.stderr
+    doctor = subprocess.run(
+        [*command, "doctor", "-w", str(workspace)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert doctor.returncode == 0, doctor
+    assert EXTRA_MISSING in doctor.stdout, doctor
+
+
 def test_switching_back_builds_nothing_and_the_data_folder_may_hold_the_setting(
     plugin: Path, extra_built: tuple[Path, dict[str, Any]]
 ) -> None:

@@ -145,6 +145,13 @@ def _chunk_id(hit: Hit) -> str:
     return f"{hit.path}#{hit.start_line}"
 
 
+def semantic_missing(model: str) -> str:
+    """Why a model cannot run here, in one line that says what to install."""
+    if not hub_models.is_bundled(model):
+        return f"the runtime of {model} is not installed: {hub_models.HUB_EXTRA}"
+    return "the semantic extra is not installed: pip install 'reme-mcp[semantic]'"
+
+
 def semantic_report(
     hook: SemanticHook | None, setting: str, wait: float = 10.0, model: str = hub_models.BUNDLED[0]
 ) -> dict[str, Any] | str:
@@ -152,9 +159,7 @@ def semantic_report(
     if hook is None:
         if setting == "off":
             return "off (the semantic setting is off)"
-        if not hub_models.is_bundled(model):
-            return f"off (the runtime of {model} is not installed: {hub_models.HUB_EXTRA})"
-        return "off (the semantic extra is not installed: pip install 'reme-mcp[semantic]')"
+        return f"off ({semantic_missing(model)})"
     hook.changed()
     hook.stage.loaded(wait)
     state = hook.state()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import FoundHit, MemoryIndex
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.semantic_hook import extra_installed
+from reme_mcp.index.semantic_hook import extra_installed, semantic_missing
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, traverse
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from reme_mcp.team.background import BackgroundSync
     from reme_mcp.team.run import SyncReport
 
+log = logging.getLogger("reme_mcp")
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
 # Notes compared with a remember's content to tell an echo of one (echo.py).
@@ -70,7 +72,11 @@ class Memory:
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
         chosen = settings.semantic_model
-        semantic = settings.semantic == "on" or (settings.semantic == "auto" and extra_installed(chosen))
+        installed = settings.semantic != "off" and extra_installed(chosen)
+        if settings.semantic == "on" and not installed:
+            # Asked for, but nothing to run it with: said once, and search stays lexical.
+            log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", semantic_missing(chosen))
+        semantic = installed
         self.index = MemoryIndex(
             self.ws,
             max_scan_interval=settings.sync_interval,
