@@ -50,19 +50,16 @@ def load_harness(harness: Path) -> ModuleType:
 
 
 def write_notes(root: Path, notes: list[Any]) -> None:
-    """The files 2,000 `remember` calls leave on one day: a note each, then the day index."""
-    from reme_mcp.notes.daily import render_note
-    from reme_mcp.notes.day_index import refresh_day_index
-    from reme_mcp.ops.intake import check_input
-    from reme_mcp.storage.workspace import Workspace
+    """The notes written as the harness writes them: one `remember` each, on one day."""
+    from dataclasses import replace
 
-    folder = root / "daily" / DAY
-    folder.mkdir(parents=True)
+    from reme_mcp.config import load_settings
+    from reme_mcp.ops.memory import Memory
+
+    writer = Memory(replace(load_settings(workspace=str(root)), semantic="off"))
     for note in notes:
-        checked = check_input(f"# {note.title}\n\n{note.text}", note.title, None, DAY, None, None, 64_000)
-        meta = {"name": checked.stem, "description": checked.description}
-        (folder / f"{checked.stem}.md").write_text(render_note(meta, checked.content), encoding="utf-8")
-    refresh_day_index(Workspace(root), DAY)
+        writer.remember(f"# {note.title}\n\n{note.text}", name=note.title, date=DAY)
+    writer.finish()
 
 
 def pct(values: list[float], p: float) -> float:
@@ -83,6 +80,8 @@ def in_process(harness: Path, seed: int, n_notes: int, n_queries: int, k: int, m
         memory = Memory(load_settings(workspace=str(root)))
         memory.index.rebuild()
         memory.search("warm up")
+        if memory.index.semantic is not None:  # the stage on: searched once every note is embedded
+            memory.index.semantic.wait(3600)
         found: dict[str, list[int]] = {"en": [], "zh": []}
         times: dict[str, list[float]] = {"en": [], "zh": []}
         chars: list[int] = []

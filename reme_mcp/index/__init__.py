@@ -35,6 +35,7 @@ from reme_mcp.config import default_index_home
 from reme_mcp.index import exchange, hub_models, ranking
 from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
+from reme_mcp.index.fusion import RERANK_DEPTH
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
@@ -281,18 +282,23 @@ class MemoryIndex:
             return [], 0
         where = filters(start_date, end_date, path_prefix)
         texts = self._phrase_texts
+        # The search by meaning reorders the lexical hits' head (fusion.py): it needs that head whole.
+        depth = limit if self.semantic is None else max(limit, RERANK_DEPTH)
         hits, total = (
             self._read(
                 lambda searcher: best_chunks(
-                    self.ws, searcher, self._scorer, tokens, limit, where, chunk_hit, phrase, texts
+                    self.ws, searcher, self._scorer, tokens, depth, where, chunk_hit, phrase, texts
                 )
             )
             if tokens
             else ([], 0)
         )
         if self.semantic is None or not text.strip():
-            return hits, total
-        return self.semantic.fused(self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read)
+            return hits[:limit], total
+        fused, total = self.semantic.fused(
+            self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read
+        )
+        return fused[:limit], total
 
     def following(self, hit: ChunkHit) -> ChunkHit | None:
         """The chunk that starts on the line after `hit` in its file, if the index holds one.

@@ -13,7 +13,7 @@ it (a file name, a snake_case name, a version), keeps its place ahead of everyth
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from reme_mcp.index.analysis import memory_analyzer
@@ -37,9 +37,13 @@ WEAK, STRONG = 0.15, 0.20
 SEMANTIC_WEIGHT_STRONG = 0.0
 
 
-def model_needed(covered: Sequence[float]) -> bool:
-    """Whether the model's ranking can change the result (a strong lexical stage answers alone)."""
-    return lexical_strength(max(covered, default=0.0)) < 1.0 or SEMANTIC_WEIGHT_STRONG > 0
+# A strong lexical stage's hits are reordered by meaning, each adding RERANK_WEIGHT times its
+# cosine similarity to the question (about 0.3-0.6 for related text) to its reciprocal rank
+# (1/61 for the best): enough to swap neighbours of like lexical score, never to lift a hit
+# from the bottom of the list over the top. Only the first RERANK_DEPTH hits are reordered.
+# On LoCoMo 0.01 / 0.02 / 0.03 gave any@5 +0.7 / +2.1 / +1.9 (docs/semantic.md).
+RERANK_WEIGHT = 0.02
+RERANK_DEPTH = 20
 
 
 def lexical_strength(best_coverage: float) -> float:
@@ -85,6 +89,7 @@ def fuse(
     content: Callable[[H], str],
     query: str,
     covered: Sequence[float] | None = None,
+    similar: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first, then by fused rank.
 
@@ -103,6 +108,11 @@ def fuse(
         chunk = key(hit)
         share = (1.0 - strong) * held**2 + strong
         scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT * share / (RRF_K + rank)
+        if similar and rank <= RERANK_DEPTH:
+            # The lexical stage's best hit keeps its place (it counts as if the model agreed
+            # fully): reordering it too cost LoCoMo 0.04 of MRR for the same recall.
+            agreed = 1.0 if rank == 1 else similar.get(chunk, 0.0)
+            scores[chunk] += strong * RERANK_WEIGHT * agreed
         if verbatim(content(hit), query):
             first.append(chunk)
     for rank, (chunk, similarity) in enumerate(semantic, start=1):

@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,12 +96,17 @@ class SemanticStage:
 
     def nearest(self, text: str, k: int) -> list[tuple[ChunkKey, float]]:
         """The chunks most like `text`, best first; none while the model loads or when it is missing."""
+        return self.ask(text, k, ())[0]
+
+    def ask(self, text: str, k: int, chunk_ids: Sequence[str]) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
+        """The k chunks most like `text`, and how like it each of `chunk_ids` is, from one embedding
+        of the question; nothing while the model loads or when it is missing."""
         model = self._query_model
         if model is None or not text.strip():
-            return []
+            return [], {}
         with self._query_lock:
             query = model.query(text)
-        return self.vectors.nearest(query, k)
+        return self.vectors.nearest(query, k), self.vectors.similar(query, chunk_ids)
 
     def state(self) -> SemanticState:
         if self.failure is not None:

@@ -97,24 +97,22 @@ class SemanticHook:
         start, end, prefix = where
         idf = read(lambda searcher: _idf(searcher, text)) if hits else {}
         covered = [fusion.coverage(h.content, idf) for h in hits]
-        # A query the lexical stage answers strongly is not embedded at all: its results are
-        # the lexical ones (verbatim hits first), and it pays no model time.
-        asked = fusion.model_needed(covered)
-        if asked and not self._waited:
-            # The first question that needs the model waits for it (a fraction of a second once
-            # the language means are stored), so a one-off `reme-mcp search` uses stored vectors.
+        if not self._waited:
+            # The first question waits for the model (a fraction of a second once the language
+            # means are stored), so a one-off `reme-mcp search` uses the stored vectors.
             self._waited = True
             self.stage.loaded(FIRST_LOAD_WAIT)
+        found, similar = self.stage.ask(text, SEMANTIC_DEPTH, [_chunk_id(h) for h in hits[: fusion.RERANK_DEPTH]])
         near = [
             (key.chunk_id, similarity)
-            for key, similarity in (self.stage.nearest(text, SEMANTIC_DEPTH) if asked else [])
+            for key, similarity in found
             if (prefix is None or key.path.startswith(prefix))
             and (start is None or start <= key.date)
             and (end is None or (key.date and key.date <= end))
         ]
-        if asked and not near:
+        if not near and not similar:
             return hits, total
-        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered)
+        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar)
         by_id = {_chunk_id(h): h for h in hits}
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
         if wanted:

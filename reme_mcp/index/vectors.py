@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ class VectorStore:
         self.model, self.dim = model, dim
         self._files: dict[str, FileVectors] = {}
         self._lock = threading.Lock()
-        self._matrix: tuple[Vectors, list[ChunkKey]] | None = None  # all rows, rebuilt after a change
+        # All rows, their keys, and each chunk id's row: rebuilt after a change.
+        self._matrix: tuple[Vectors, list[ChunkKey], dict[str, int]] | None = None
         self._unsaved = False
 
     # ---- what is held --------------------------------------------------------------------
@@ -83,7 +85,7 @@ class VectorStore:
 
     def nearest(self, query: Vectors, k: int) -> list[tuple[ChunkKey, float]]:
         """The k chunks most like the query (cosine: every vector is a unit vector), best first."""
-        matrix, keys = self._all()
+        matrix, keys, _ = self._all()
         if not keys:
             return []
         scores = matrix @ query
@@ -92,13 +94,22 @@ class VectorStore:
         ranked = top[np.argsort(-scores[top], kind="stable")]
         return [(keys[int(i)], float(scores[int(i)])) for i in ranked]
 
-    def _all(self) -> tuple[Vectors, list[ChunkKey]]:
+    def similar(self, query: Vectors, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """The cosine similarity of each chunk that has a vector to the query (others left out)."""
+        matrix, _, rows = self._all()
+        found = [(c, rows[c]) for c in chunk_ids if c in rows]
+        if not found:
+            return {}
+        scores = matrix[[row for _, row in found]] @ query
+        return {c: float(score) for (c, _), score in zip(found, scores, strict=True)}
+
+    def _all(self) -> tuple[Vectors, list[ChunkKey], dict[str, int]]:
         with self._lock:
             if self._matrix is None:
                 keys = [c for f in self._files.values() for c in f.chunks]
                 rows = [f.vectors for f in self._files.values() if len(f.chunks)]
                 matrix = np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
-                self._matrix = (matrix, keys)
+                self._matrix = (matrix, keys, {key.chunk_id: row for row, key in enumerate(keys)})
             return self._matrix
 
     # ---- on disk -------------------------------------------------------------------------
