@@ -165,6 +165,31 @@ async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -
         assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]
 
 
+async def test_the_model_reorders_a_lexical_result_but_not_its_best_hit(tmp_path: Path) -> None:
+    """A question whose words the notes hold: the note that answers it rises among the lexical
+    hits, and the lexical stage's best hit keeps its place."""
+    root = tmp_path / "ws"
+    answer = "Maria is giving a tour of her roses on the first Saturday of June."
+    notes = [
+        "Maria's neighbours complained that Maria's garden hose leaks into their garden.",
+        answer,
+        "The neighbours said Maria's garden fence is blue.",
+        "Maria's garden gnome fell over; the neighbours laughed.",
+        "The garden club meets on Mondays.",
+    ]
+    query = "When will Maria show the neighbours around her garden?"
+    async with client(root, "off") as c:
+        paths = await remember_all(c, notes)
+        lexical = await top_paths(c, query, 5)
+    async with client(root, "on") as c:
+        # Embedded once a paraphrase of the answer finds it.
+        assert await found_within(c, "What is Maria showing people in early summer?", paths[answer], limit=1)
+        fused = await top_paths(c, query, 5)
+    assert sorted(fused) == sorted(lexical) == sorted(paths.values())
+    assert fused[0] == lexical[0] != paths[answer]
+    assert fused.index(paths[answer]) < lexical.index(paths[answer]), (lexical, fused)
+
+
 def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path: Path) -> None:
     from reme_mcp.ops.memory import Memory
 
