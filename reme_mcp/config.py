@@ -72,25 +72,23 @@ def resolve_workspace(flag: str | None, environ: dict[str, str] | None = None) -
 
 def default_index_home(environ: dict[str, str] | None = None) -> Path:
     """REME_INDEX_DIR, else $XDG_CACHE_HOME/reme-mcp/index, else ~/.cache/reme-mcp/index."""
+    return _cache_folder("REME_INDEX_DIR", "index", environ)
+
+
+def default_models_home(environ: dict[str, str] | None = None) -> Path:
+    """REME_MODELS_DIR, else $XDG_CACHE_HOME/reme-mcp/models, else ~/.cache/reme-mcp/models."""
+    return _cache_folder("REME_MODELS_DIR", "models", environ)
+
+
+def _cache_folder(variable: str, name: str, environ: dict[str, str] | None) -> Path:
     env = os.environ if environ is None else environ
-    chosen = env.get("REME_INDEX_DIR")
+    chosen = env.get(variable)
     if chosen:
         return Path(chosen).expanduser().absolute()
     cache = env.get("XDG_CACHE_HOME")
     # The XDG spec ignores a relative XDG_CACHE_HOME.
     base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
-    return base / "reme-mcp" / "index"
-
-
-def default_models_home(environ: dict[str, str] | None = None) -> Path:
-    """REME_MODELS_DIR, else $XDG_CACHE_HOME/reme-mcp/models, else ~/.cache/reme-mcp/models."""
-    env = os.environ if environ is None else environ
-    chosen = env.get("REME_MODELS_DIR")
-    if chosen:
-        return Path(chosen).expanduser().absolute()
-    cache = env.get("XDG_CACHE_HOME")
-    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
-    return base / "reme-mcp" / "models"
+    return base / "reme-mcp" / name
 
 
 _DURATION = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
