@@ -283,7 +283,8 @@ class MemoryIndex:
         where = filters(start_date, end_date, path_prefix)
         texts = self._phrase_texts
         # The search by meaning reorders the lexical hits' head (fusion.py): it needs that head whole.
-        depth = limit if self.semantic is None else max(limit, RERANK_DEPTH)
+        asks_model = self.semantic is not None and bool(text.strip())
+        depth = max(limit, RERANK_DEPTH) if asks_model else limit
         hits, total = (
             self._read(
                 lambda searcher: best_chunks(
@@ -293,8 +294,8 @@ class MemoryIndex:
             if tokens
             else ([], 0)
         )
-        if self.semantic is None or not text.strip():
-            return hits[:limit], total
+        if not asks_model or self.semantic is None:
+            return hits, total
         fused, total = self.semantic.fused(
             self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read
         )
