@@ -98,14 +98,17 @@ class SemanticStage:
         """The chunks most like `text`, best first; none while the model loads or when it is missing."""
         return self.ask(text, k, ())[0]
 
-    def ask(self, text: str, k: int, chunk_ids: Sequence[str]) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
+    def ask(
+        self, text: str, k: int, chunk_ids: Sequence[str], as_text_too: bool = False
+    ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
         """The k chunks most like `text`, and how like it each of `chunk_ids` is, from one embedding
-        of the question; nothing while the model loads or when it is missing."""
+        of the question (`as_text_too`: two, embedder.py); nothing while the model loads or when
+        it is missing."""
         model = self._query_model
         if model is None or not text.strip():
             return [], {}
         with self._query_lock:
-            query = model.query(text)
+            query = model.query(text, as_text_too)
         return self.vectors.nearest(query, k), self.vectors.similar(query, chunk_ids)
 
     def state(self) -> SemanticState:
