@@ -45,8 +45,8 @@ def centre(texts: list[str], vectors: Vectors, means: Means) -> Vectors:
     return unit
 
 
-def question(text: str, raw: RawEmbed, query_means: Means, passage_means: Means) -> Vectors:
-    """A question's unit vector: the mean of its centred embeddings as a question and as stored text.
+def joined(asked: Vectors, said: Vectors) -> Vectors:
+    """A question's unit vector from its embeddings as a question and as stored text, averaged.
 
     e5 reads "query: " text and "passage: " text differently; a question asked in other words
     (or the other language) than its note is found more often by the two together than by
@@ -55,9 +55,9 @@ def question(text: str, raw: RawEmbed, query_means: Means, passage_means: Means)
     it is asked only where the words found little (semantic_hook.py): on LoCoMo, whose
     questions the words answer, it gained nothing and doubled the search time.
     """
-    both = centre([text], raw([text], True), query_means) + centre([text], raw([text], False), passage_means)
+    both = asked.reshape(-1) + said.reshape(-1)
     unit: Vectors = (both / max(float(np.linalg.norm(both)), 1e-6)).astype(np.float32)
-    return unit.reshape(-1)
+    return unit
 
 
 def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:

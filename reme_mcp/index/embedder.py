@@ -76,11 +76,8 @@ class Embedder:
         raw = np.vstack([self._raw([t], False) for t in texts])
         return centring.centre(texts, raw, self._passage_means)
 
-    def query(self, text: str, as_text_too: bool = False) -> Vectors:
-        """The unit vector of a question, centred like the stored text; `as_text_too`: also
-        embedded as stored text, the two averaged (centring.question)."""
-        if as_text_too:
-            return centring.question(text, self._raw, self._query_means, self._passage_means)
+    def query(self, text: str) -> Vectors:
+        """The unit vector of a question, centred like the stored text."""
         return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 

@@ -17,12 +17,14 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from whoosh.searching import Searcher
 
+from reme_mcp.index import centring
 from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
@@ -68,6 +70,8 @@ class SemanticStage:
         self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", DIM)
         self.failure: str | None = None
         self._query_model: TextEmbedder | None = None
+        self._text_model: TextEmbedder | None = None  # a question embedded as text, at once
+        self._asker = ThreadPoolExecutor(1, thread_name_prefix="reme-ask")
         self._query_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -108,7 +112,13 @@ class SemanticStage:
         if model is None or not text.strip():
             return [], {}
         with self._query_lock:
-            query = model.query(text, as_text_too)
+            if as_text_too and self._text_model is not None:
+                # The two embeddings at once, one a core: a second one costs no wall time
+                # while a core is free (the background embedding yields, it runs at nice 19).
+                said = self._asker.submit(self._text_model.passages, [text])
+                query = centring.joined(model.query(text), said.result())
+            else:
+                query = model.query(text)
         return self.vectors.nearest(query, k), self.vectors.similar(query, chunk_ids)
 
     def state(self) -> SemanticState:
@@ -135,10 +145,12 @@ class SemanticStage:
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
-            # Two handles on one model: a search's question never waits behind a batch.
+            # Three handles on one model (its weights mapped once): a search's question never
+            # waits behind a batch, and its two forms are embedded side by side.
             means = self._folder.parent / f"means-{self._key}-{VECTORS_VERSION}.npy"
             worker = open_embedder(self.model, self._models_home, means)
             query_model = open_embedder(self.model, self._models_home, means)
+            text_model = open_embedder(self.model, self._models_home, means)
         except EmbedderUnavailable as exc:
             self.failure = str(exc)
             log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", exc)
@@ -148,7 +160,7 @@ class SemanticStage:
         if worker.dim != self.vectors.dim:  # a hub model of another size than the bundled one
             self.vectors = VectorStore(self._folder, self.vectors.model, worker.dim)
         self.vectors.load()
-        self._query_model = query_model
+        self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
         while True:
             self._wake.wait()
