@@ -106,8 +106,8 @@ class SemanticStage:
         self, text: str, k: int, chunk_ids: Sequence[str], as_text_too: bool = False
     ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
         """The k chunks most like `text`, and how like it each of `chunk_ids` is, from one embedding
-        of the question (`as_text_too`: two, embedder.py); nothing while the model loads or when
-        it is missing."""
+        of the question (`as_text_too`: two, centring.joined); nothing while the model loads or
+        when it is missing."""
         model = self._query_model
         if model is None or not text.strip():
             return [], {}
@@ -230,7 +230,7 @@ def _embedded_text(fields: dict[str, Any]) -> str:
 
     A question names people ("What did Caroline ..."), and a message's words rarely do: on
     LoCoMo the model's own ranking found a question's evidence in its top 5 for 19% of
-    questions from the messages alone and 52% with the speaker's name (docs/semantic.md).
+    questions from the messages alone and 46% with the speaker's name (docs/semantic.md).
     """
     content = str(fields.get("content") or "")
     speaker = " ".join(str(fields.get("speaker") or "").split())
