@@ -109,7 +109,7 @@ class SemanticHook:
             # means are stored), so a one-off `reme-mcp search` uses the stored vectors.
             self._waited = True
             self.stage.loaded(FIRST_LOAD_WAIT)
-        # A question the words found little of is also embedded as text (centring.question).
+        # A question the words found little of is also embedded as text (centring.joined).
         weak = fusion.lexical_strength(max(covered, default=0.0)) < 1.0
         heads = [_chunk_id(h) for h in hits[: fusion.RERANK_DEPTH]]
         found, similar = self.stage.ask(text, SEMANTIC_DEPTH, heads, as_text_too=weak)
