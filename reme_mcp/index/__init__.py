@@ -278,13 +278,13 @@ class MemoryIndex:
         `phrase`: the query's adjacent word pairs (ranking.phrase_pairs), which lift chunks holding them.
         `text`: the query as asked, for the search by meaning when it is on (semantic_hook.py).
         """
-        if not tokens and (self.semantic is None or not text.strip()):
+        hook = self.semantic if text.strip() else None
+        if not tokens and hook is None:
             return [], 0
         where = filters(start_date, end_date, path_prefix)
         texts = self._phrase_texts
         # The search by meaning reorders the lexical hits' head (fusion.py): it needs that head whole.
-        asks_model = self.semantic is not None and bool(text.strip())
-        depth = max(limit, RERANK_DEPTH) if asks_model else limit
+        depth = limit if hook is None else max(limit, RERANK_DEPTH)
         hits, total = (
             self._read(
                 lambda searcher: best_chunks(
@@ -294,11 +294,9 @@ class MemoryIndex:
             if tokens
             else ([], 0)
         )
-        if not asks_model or self.semantic is None:
+        if hook is None:
             return hits, total
-        fused, total = self.semantic.fused(
-            self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read
-        )
+        fused, total = hook.fused(self.ws, text, hits, total, limit, (start_date, end_date, path_prefix), self._read)
         return fused[:limit], total
 
     def following(self, hit: ChunkHit) -> ChunkHit | None:

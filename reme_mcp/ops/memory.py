@@ -72,11 +72,10 @@ class Memory:
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
         chosen = settings.semantic_model
-        installed = settings.semantic != "off" and extra_installed(chosen)
-        if settings.semantic == "on" and not installed:
+        semantic = settings.semantic != "off" and extra_installed(chosen)
+        if settings.semantic == "on" and not semantic:
             # Asked for, but nothing to run it with: said once, and search stays lexical.
             log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", semantic_missing(chosen))
-        semantic = installed
         self.index = MemoryIndex(
             self.ws,
             max_scan_interval=settings.sync_interval,
