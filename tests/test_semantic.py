@@ -215,6 +215,6 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
     assert first["model"] == "multilingual-e5-small"
     (tmp_path / "ws" / paths[0]).unlink()
     # Each look is a search, which wakes the stage: it says "embedding" until that wake is done.
-    after = settles(
+    settles(
         lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] < first["embedded_chunks"]
     )

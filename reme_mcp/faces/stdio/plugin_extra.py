@@ -1,7 +1,7 @@
 """Which environment serves a plugin start that asked for search by meaning (REME_SEMANTIC=on).
 
 bin/reme-mcp builds that setting's environment with the semantic extra (about 130 MB of
-package) beside the plain one. The front runs this when the extra's environment is not
+packages) beside the plain one. The front runs this when the extra's environment is not
 ready yet. What a user who turned the setting on expects is memory first, meaning as soon
 as it can be had, never a session without tools because a model could not be downloaded:
 
