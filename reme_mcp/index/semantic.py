@@ -12,6 +12,7 @@ load is said once on stderr, shown by `doctor`, and the search stays lexical.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import threading
@@ -167,13 +168,15 @@ class SemanticStage:
             self._wake.wait()
             self._wake.clear()
             try:
-                self._catch_up(worker)
+                if self._catch_up(worker):
+                    _give_back_memory()
             except Exception as exc:  # the index changed under us, a full disk: the next wake tries again
                 log.warning("reme-mcp: embedding stopped for now (%s: %s)", exc.__class__.__name__, exc)
             if not self._wake.is_set():
                 self._idle.set()
 
-    def _catch_up(self, worker: TextEmbedder) -> None:
+    def _catch_up(self, worker: TextEmbedder) -> int:
+        """Embeds what changed, drops what is gone; how many files it embedded."""
         todo, gone = self._plan()
         self.vectors.drop(gone)
         saved = time.monotonic()
@@ -188,6 +191,7 @@ class SemanticStage:
                     saved = time.monotonic()
         self._embed(worker, batch)
         self.vectors.save()
+        return len(todo)
 
     def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
         texts = [t for item in batch for t in item.texts]
@@ -213,6 +217,15 @@ class SemanticStage:
             searcher = store.searcher()
             docs = _all_fields(searcher, set(changed)) if len(changed) >= READ_ALL_AT else _fields(searcher, changed)
         return _todo(docs), gone
+
+
+def _give_back_memory() -> None:
+    """Hands the heap the embedding freed back to the system. glibc keeps large blocks that
+    several threads freed (a server held 50-60 MB more after embedding 2,000 notes than
+    before, and gave them back on this call), which a long-lived server would otherwise
+    keep for nothing. glibc only: elsewhere there is no such call and nothing to do."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _fields(searcher: Searcher, paths: Iterable[str]) -> Iterable[dict[str, Any]]:
