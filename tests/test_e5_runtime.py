@@ -72,6 +72,14 @@ def test_a_batch_gives_each_text_the_vector_it_gets_alone(embedder: Embedder) ->
     assert np.allclose((together * alone).sum(axis=1), 1.0, atol=2e-3)
 
 
+@pytest.mark.parametrize("text", ["", " ", "\x00", "\ud800 a lone surrogate", "a" * 100_000, "\u200b\u200b", "😀😀"])
+def test_any_text_gets_a_unit_vector(embedder: Embedder, text: str) -> None:
+    """Whatever a file or a question holds: nothing a person can write stops the stage."""
+    vectors = np.vstack([embedder.passages([text]), embedder.query(text)])
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
 def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
     source = E5File(MODEL_FILE)
     first = e5_graph.built(source, tmp_path)

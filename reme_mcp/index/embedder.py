@@ -134,7 +134,8 @@ class _Runtime:
     def embed(self, texts: list[str], prefix: str) -> Vectors:
         """Unit vectors (mean of the last hidden states over a text's tokens), in `texts`' order."""
         model = self.model
-        encoded = model.tokenizer.encode([self.clean(prefix + t) for t in texts])
+        # A token is at most a few characters: what lies beyond the first 4096 is never read.
+        encoded = model.tokenizer.encode([self.clean(prefix + t[:_READ_CHARS]) for t in texts])
         ids = [[model.bos, *e[:MAX_EMBED_TOKENS], model.eos] for e in encoded]
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
         for batch in _batches(ids):
@@ -145,8 +146,10 @@ class _Runtime:
 
     def clean(self, text: str) -> str:
         """The text as the model's tokenizer reads it: characters normalized by the file's
-        table (full-width forms, compatibility characters, controls dropped), runs of spaces one."""
-        return _SPACES.sub(" ", text.translate(self.model.normalize))
+        table (full-width forms, compatibility characters, controls dropped), runs of spaces one.
+        A lone surrogate (JSON may carry one) is no character: it reads as "?"."""
+        text = text.translate(self.model.normalize).encode("utf-8", "replace").decode("utf-8")
+        return _SPACES.sub(" ", text)
 
     def _pooled(self, rows: list[list[int]]) -> Vectors:
         model = self.model
@@ -164,6 +167,7 @@ class _Runtime:
 
 
 _SPACES = re.compile(" {2,}")
+_READ_CHARS = 4096
 
 
 def _batches(ids: list[list[int]]) -> list[list[int]]:
