@@ -229,3 +229,32 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
     settles(
         lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] < first["embedded_chunks"]
     )
+
+
+def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_embedded(tmp_path: Path) -> None:
+    """A one-off command or a server that stops while the workspace is being embedded: the
+    batch in hand finishes, what is embedded is saved, and the process exits with status 0."""
+    root = tmp_path / "ws"
+    for day in range(1, 21):
+        sections = (
+            f"## Note {i}\n\nBuild server {i} moved to rack {day} after the cache trouble.\n" for i in range(60)
+        )
+        (root / "memory").mkdir(parents=True, exist_ok=True)
+        (root / "memory" / f"2026-11-{day:02d}.md").write_text("\n".join(sections), encoding="utf-8")
+    env = {**os.environ, "REME_TIMEZONE": "UTC", "REME_INDEX_DIR": str(tmp_path / "index-home")}
+    script = (
+        "import time\n"
+        "from reme_mcp.config import load_settings\n"
+        "from reme_mcp.ops.memory import Memory\n"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
+        "m.search('cache trouble')\n"
+        "assert m.index.semantic.stage.loaded(120)\n"
+        "time.sleep(0.5)\n"
+        "print(m.doctor().semantic['status'])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "embedding", run.stdout  # it did end mid-way
+    assert "terminate called" not in run.stderr and "Error" not in run.stderr, run.stderr
+    saved = list((tmp_path / "index-home").rglob("vectors-*.npy"))
+    assert saved and saved[0].stat().st_size > 0

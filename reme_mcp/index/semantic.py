@@ -11,12 +11,14 @@ load is said once on stderr, shown by `doctor`, and the search stays lexical.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,9 +36,10 @@ from reme_mcp.index.vectors import ChunkKey, VectorStore
 
 log = logging.getLogger("reme_mcp.index")
 
-BATCH = 64  # chunks a model call embeds: a tenth of a second, so a batch never holds a stopping thread long
+BATCH = 64  # chunks a model call embeds: a third of a second, so a batch never holds a stopping thread long
 EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
+STOP_WAIT = 10.0  # seconds an exiting process waits for the batch being embedded
 READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
 
 
@@ -80,6 +83,7 @@ class SemanticStage:
         self._wake = threading.Event()
         self._idle = threading.Event()
         self._loaded = threading.Event()
+        self._stopping = threading.Event()
 
     def wake(self) -> None:
         """The index may have changed: embed what is new (started on first call)."""
@@ -87,9 +91,17 @@ class SemanticStage:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="reme-embed", daemon=True)
                 self._thread.start()
+                _RUNNING.add(self)
         if self.failure is None:
             self._idle.clear()
             self._wake.set()
+
+    def stop(self, timeout: float) -> None:
+        """Ends the background thread after the batch it is embedding (what is embedded is saved)."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def wait(self, timeout: float) -> bool:
         """Wait until everything the index held at the last wake is embedded (or the model failed)."""
@@ -164,9 +176,11 @@ class SemanticStage:
         self.vectors.load()
         self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
-        while True:
+        while not self._stopping.is_set():
             self._wake.wait()
             self._wake.clear()
+            if self._stopping.is_set():
+                break
             try:
                 if self._catch_up(worker):
                     _give_back_memory()
@@ -182,6 +196,9 @@ class SemanticStage:
         saved = time.monotonic()
         batch: list[_Todo] = []
         for item in todo:
+            if self._stopping.is_set():
+                batch = []
+                break
             batch.append(item)
             if sum(len(b.texts) for b in batch) >= BATCH:
                 self._embed(worker, batch)
@@ -217,6 +234,18 @@ class SemanticStage:
             searcher = store.searcher()
             docs = _all_fields(searcher, set(changed)) if len(changed) >= READ_ALL_AT else _fields(searcher, changed)
         return _todo(docs), gone
+
+
+# Stages whose thread runs. At the interpreter's exit each is stopped before Python tears
+# itself down: a daemon thread inside onnxruntime's run when that happens aborted the
+# process ("terminate called without an active exception", exit status 134).
+_RUNNING: weakref.WeakSet[SemanticStage] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for stage in list(_RUNNING):
+        stage.stop(STOP_WAIT)
 
 
 def _give_back_memory() -> None:
