@@ -206,6 +206,8 @@ class SemanticStage:
                 if time.monotonic() - saved > SAVE_EVERY:
                     self.vectors.save()
                     saved = time.monotonic()
+        if self._stopping.is_set() and not self._folder.is_dir():
+            return len(todo)  # the index went with its workspace (a temporary one): nothing to keep
         self._embed(worker, batch)
         self.vectors.save()
         return len(todo)
