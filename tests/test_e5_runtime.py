@@ -80,10 +80,10 @@ def test_any_text_gets_a_unit_vector(embedder: Embedder, text: str) -> None:
 
 def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
     source = E5File(MODEL_FILE)
-    first = e5_graph.built(source, tmp_path)
+    first = e5_graph.loaded(source, tmp_path, lambda graph: graph)
     assert isinstance(first, Path) and first.parent == tmp_path
     stamp = first.stat().st_mtime_ns
-    again = e5_graph.built(source, tmp_path)
+    again = e5_graph.loaded(source, tmp_path, lambda graph: graph)
     assert again == first and first.stat().st_mtime_ns == stamp
     assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no staging file left behind
 
@@ -91,7 +91,7 @@ def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
 def test_a_models_folder_that_cannot_be_written_still_embeds(tmp_path: Path) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder", encoding="utf-8")
-    graph = e5_graph.built(E5File(MODEL_FILE), blocked / "models")
+    graph = e5_graph.loaded(E5File(MODEL_FILE), blocked / "models", lambda graph: graph)
     assert isinstance(graph, bytes) and len(graph) > 1_000_000
     # Through the real start path, in a process of its own (a process keeps one runtime).
     script = (
@@ -104,3 +104,29 @@ def test_a_models_folder_that_cannot_be_written_still_embeds(tmp_path: Path) -> 
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "(1, 384)"
+
+
+def test_a_damaged_kept_file_is_built_again(tmp_path: Path) -> None:
+    """The graph and the tokenizer's model in the models folder, overwritten with junk (a disk
+    error, a hand): the next start builds them again instead of turning the stage off."""
+    folder = tmp_path / "models"
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from reme_mcp.index.embedder import Embedder\n"
+        "print(Embedder(Path(sys.argv[1])).passages(['The release freeze starts on Friday.']).shape)\n"
+    )
+
+    def start() -> str:
+        run = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.strip()
+
+    assert start() == "(1, 384)"
+    kept = sorted(folder.iterdir())
+    assert sorted(p.suffix for p in kept) == [".model", ".onnx"]
+    sizes = {p: p.stat().st_size for p in kept}
+    for path in kept:
+        path.write_bytes(b"not a model")
+    assert start() == "(1, 384)"
+    assert {p: p.stat().st_size for p in sorted(folder.iterdir())} == sizes

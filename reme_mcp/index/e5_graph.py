@@ -17,14 +17,17 @@ models folder (model_cache.py); a change here (GRAPH_VERSION) builds it afresh.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from reme_mcp.index import model_cache
 from reme_mcp.index.e5_file import E5File
+
+T = TypeVar("T")
 
 GRAPH_VERSION = "g2"
 OPSET = 17
@@ -35,10 +38,10 @@ OPSET = 17
 PER_TOKEN = ".fo"
 
 
-def built(source: E5File, folder: Path) -> Path | bytes:
-    """The graph for `source`, kept in `folder` (model_cache.py)."""
+def loaded(source: E5File, folder: Path, load: Callable[[Path | bytes], T]) -> T:
+    """`load` of the graph for `source`, kept in `folder` (model_cache.py)."""
     name = f"e5-int8-{model_cache.fingerprint(source.path)}-{GRAPH_VERSION}.onnx"
-    return model_cache.kept(folder, name, lambda: bytes(_graph(source).SerializeToString()))
+    return model_cache.loaded(folder, name, lambda: bytes(_graph(source).SerializeToString()), load)
 
 
 def _graph(source: E5File) -> Any:

@@ -27,11 +27,13 @@ def load(source: E5File, folder: Path) -> Any:
     """A SentencePieceProcessor for `source`'s vocabulary."""
     import sentencepiece
 
+    def read(model: Path | bytes) -> Any:
+        if isinstance(model, bytes):
+            return sentencepiece.SentencePieceProcessor(model_proto=model)
+        return sentencepiece.SentencePieceProcessor(model_file=str(model))
+
     name = f"e5-spm-{model_cache.fingerprint(source.path)}-{TOKENIZER_VERSION}.model"
-    model = model_cache.kept(folder, name, lambda: _model(source))
-    if isinstance(model, bytes):
-        return sentencepiece.SentencePieceProcessor(model_proto=model)
-    return sentencepiece.SentencePieceProcessor(model_file=str(model))
+    return model_cache.loaded(folder, name, lambda: _model(source), read)
 
 
 def _model(source: E5File) -> bytes:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring
+from reme_mcp.index import centring, e5_graph, e5_tokenizer
 from reme_mcp.index.e5_file import E5File
 
 DEFAULT_MODEL = "multilingual-e5-small"
@@ -113,7 +113,7 @@ class _Model:
     eos: int
     pad: int
     dim: int
-    graph: Path | bytes
+    kept_in: Path  # the models folder, where the encoder's graph is kept
 
 
 @dataclass
@@ -199,12 +199,13 @@ def _runtime(source_file: Path, threads: int, graphs: Path) -> _Runtime:
             _MODELS[source_file] = _model(source_file, graphs)
         key = (source_file, threads)
         if key not in _SESSIONS:
-            _SESSIONS[key] = _Runtime(_MODELS[source_file], _session(_MODELS[source_file].graph, threads))
+            model = _MODELS[source_file]
+            session = e5_graph.loaded(model.source, model.kept_in, lambda graph: _session(graph, threads))
+            _SESSIONS[key] = _Runtime(model, session)
         return _SESSIONS[key]
 
 
 def _model(source_file: Path, graphs: Path) -> _Model:
-    from reme_mcp.index import e5_graph, e5_tokenizer
 
     source = E5File(source_file)
     vocabulary = source.vocabulary()
@@ -220,7 +221,7 @@ def _model(source_file: Path, graphs: Path) -> _Model:
         vocabulary.eos,
         vocabulary.pad,
         shape.hidden,
-        e5_graph.built(source, graphs),
+        graphs,
     )
 
 

@@ -17,6 +17,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 STALE_PART = 3600.0  # seconds after which a half-written file is a killed build's leftover
 
@@ -46,6 +49,20 @@ def kept(folder: Path, name: str, build: Callable[[], bytes]) -> Path | bytes:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return target
+
+
+def loaded(folder: Path, name: str, build: Callable[[], bytes], load: Callable[[Path | bytes], T]) -> T:
+    """`load` of the kept file; a kept file that does not load (damaged on disk, or written by
+    a version that wrote it otherwise) is built again, once, rather than leaving the stage off."""
+    found = kept(folder, name, build)
+    try:
+        return load(found)
+    except Exception:
+        if not isinstance(found, Path):
+            raise
+        with contextlib.suppress(OSError):
+            found.unlink()
+    return load(kept(folder, name, build))
 
 
 def fingerprint(path: Path) -> str:
