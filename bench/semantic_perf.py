@@ -2,9 +2,10 @@
 
 The workspace is bench/perf.py's generated one (the same generator and queries). Measured
 in one run, the stage off beside on: search p50/p95 lexical, then with the stage on while
-it is still embedding, then once everything is embedded; the embedding rate (chunks/s,
-one thread, as the server runs it); and the resident memory of a real `reme-mcp` server
-over stdio once it has loaded the model and the stored vectors and answered a search.
+it is still embedding, then once everything is embedded; the embedding rate (chunks/s, on
+both cores at the lowest priority, as the server runs it, while the searches run); and the
+resident memory of a real `reme-mcp` server over stdio once it has loaded the model and
+the stored vectors and answered a search.
 
     python bench/semantic_perf.py [--chunks 10000] [--queries 300] [--workdir DIR] [--json PATH]
 """
