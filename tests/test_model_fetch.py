@@ -256,6 +256,23 @@ async def test_a_server_searches_by_meaning_with_the_fetched_model(hub: tuple[st
     assert report["model"] == "words" and report["status"] in ("ready", "embedding"), report
 
 
+def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tuple[str, Path], tmp_path: Path) -> None:
+    """The fetched model embeds texts of like length together: padding must not reach a vector."""
+    import numpy as np
+
+    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+
+    url, _ = hub
+    models = tmp_path / "models"
+    assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
+    model = OnnxEmbedder("words", models)
+    texts = ["car", "my tennis racket", "allergic to peanuts, he sold the automobile and the car", "racket"]
+    together = model.passages(texts)
+    alone = np.vstack([model.passages([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert float(together[0] @ together[2]) > 0.3  # car and automobile: the model's own likeness kept
+
+
 async def _search_by_meaning(workspace: Path, models: Path, query: str, remember: list[str]) -> dict[str, Any]:
     """Remember `remember`, then the first non-empty answer to `query` (the stage embeds in the background)."""
     async with stdio_client(workspace, models, "--semantic", "on", "--semantic-model", "words") as c:

@@ -136,7 +136,7 @@ class _Runtime:
         encoded = model.tokenizer.encode([self.clean(prefix + t[:_READ_CHARS]) for t in texts])
         ids = [[model.bos, *e[:MAX_EMBED_TOKENS], model.eos] for e in encoded]
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
-        for batch in _batches(ids):
+        for batch in by_length(ids):
             out[batch] = self._pooled([ids[i] for i in batch])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         unit: Vectors = (out / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -168,7 +168,7 @@ _SPACES = re.compile(" {2,}")
 _READ_CHARS = 4096
 
 
-def _batches(ids: list[list[int]]) -> list[list[int]]:
+def by_length(ids: list[list[int]]) -> list[list[int]]:
     """Text indexes grouped by length: at most BATCH_TEXTS texts, BATCH_TOKENS padded tokens."""
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     batches: list[list[int]] = []

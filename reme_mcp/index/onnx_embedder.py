@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.index import centring, hub_models
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable
+from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length
 
 Vectors = centring.Vectors
 
@@ -46,6 +46,9 @@ class OnnxEmbedder:
         self._tokenizer: Any = tokenizer
         self._session: Any = session
         self._inputs = {i.name: i.type for i in session.get_inputs()}
+        # Texts share a call when padding can be masked out, until an export says its batch
+        # size is fixed at one.
+        self._batches = "attention_mask" in self._inputs
         if "input_ids" not in self._inputs:
             raise EmbedderUnavailable(f"the model {name} takes no input_ids: it is not a text encoder this runs")
         self._spec = spec
@@ -60,15 +63,35 @@ class OnnxEmbedder:
         self._passage_means, self._query_means = means
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
-        """Unit vectors, one text a call: a batch would pad every text to the longest."""
+        """Unit vectors, in `texts`' order; texts of like length share a call (embedder.by_length)."""
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         prefix = self._spec.query_prefix if is_query else self._spec.passage_prefix
-        rows = [self._one(prefix + (" ".join(t.split()) or " ")) for t in texts]
-        return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, self.dim), dtype=np.float32)
+        encoded = self._tokenizer.encode_batch([prefix + (" ".join(t.split()) or " ") for t in texts])
+        ids = [list(e.ids) for e in encoded]
+        rows: dict[int, Vectors] = {}
+        for batch in by_length(ids) if self._batches else [[i] for i in range(len(ids))]:
+            try:
+                pooled = self._pooled([ids[i] for i in batch])
+            except Exception:
+                if len(batch) == 1:
+                    raise
+                # An export whose batch size is fixed at one: one text a call from now on.
+                self._batches = False
+                pooled = np.vstack([self._pooled([ids[i]]) for i in batch])
+            rows.update(zip(batch, pooled, strict=True))
+        out = np.vstack([rows[i] for i in range(len(texts))])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        unit: Vectors = (out / np.maximum(norms, 1e-6)).astype(np.float32)
+        return unit
 
-    def _one(self, text: str) -> Vectors:
-        encoding = self._tokenizer.encode(text)
-        ids = np.asarray([encoding.ids], dtype=np.int64)
-        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+    def _pooled(self, rows: list[list[int]]) -> Vectors:
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)  # padding, masked out
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
         feed = {"input_ids": ids}
         if "attention_mask" in self._inputs:
             feed["attention_mask"] = mask
@@ -77,15 +100,12 @@ class OnnxEmbedder:
         feed = {k: v.astype(np.int32) if self._inputs[k] == "tensor(int32)" else v for k, v in feed.items()}
         out = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
         if out.ndim == 2:  # an export that pools itself
-            pooled = out[0]
-        elif self._spec.pooling == "cls":
-            pooled = out[0, 0]
-        else:  # the mean over the real tokens
-            weights = mask[0].astype(np.float32)[:, None]
-            pooled = (out[0] * weights).sum(axis=0) / max(float(weights.sum()), 1.0)
-        norm = float(np.linalg.norm(pooled))
-        unit: Vectors = (pooled / max(norm, 1e-6)).reshape(1, -1).astype(np.float32)
-        return unit
+            return out
+        if self._spec.pooling == "cls":
+            return out[:, 0]
+        weights = mask.astype(np.float32)[..., None]  # the mean over the real tokens
+        pooled: Vectors = (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return pooled
 
     def passages(self, texts: list[str]) -> Vectors:
         """Unit vectors for stored text, one row per text, centred (language_means.py)."""
