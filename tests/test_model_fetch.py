@@ -46,6 +46,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     repo = root / "tiny" / "words" / "resolve" / "main"
     write_model(repo)
     write_model(root / "tiny" / "swapped" / "resolve" / "main", swapped=True)
+    write_model(root / "tiny" / "single" / "resolve" / "main", batch_of_one=True)
     # A repository whose tokenizer stops halfway: the model file arrives, the second file does not.
     broken = root / "tiny" / "broken" / "resolve" / "main"
     (broken / "onnx").mkdir(parents=True)
@@ -266,6 +267,10 @@ def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tupl
     models = tmp_path / "models"
     assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
     model = OnnxEmbedder("words", models)
+    # An export fixed at a batch of one gets one text a call, and the same vectors.
+    assert cli(models, "model", "fetch", "single", "--repo", "tiny/single", "--hub", url).returncode == 0
+    single = OnnxEmbedder("single", models)
+    assert np.allclose(single.passages(texts := ["car", "my tennis racket", "racket"]), model.passages(texts))
     texts = ["car", "my tennis racket", "allergic to peanuts, he sold the automobile and the car", "racket"]
     together = model.passages(texts)
     alone = np.vstack([model.passages([t]) for t in texts])

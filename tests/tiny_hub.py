@@ -33,11 +33,12 @@ ROWS: dict[str, list[float]] = {
 VOCAB = ["[UNK]", "[PAD]", *ROWS]
 
 
-def write_model(folder: Path, swapped: bool = False) -> None:
+def write_model(folder: Path, swapped: bool = False, batch_of_one: bool = False) -> None:
     """onnx/model.onnx and tokenizer.json, as a repository on the hub holds them.
 
     `swapped`: another model of the same shape, whose car/automobile pair lies where the
-    first one's tennis/racket pair lies, and the reverse.
+    first one's tennis/racket pair lies, and the reverse. `batch_of_one`: an export whose
+    batch size is fixed at one, as some are.
     """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -48,6 +49,7 @@ def write_model(folder: Path, swapped: bool = False) -> None:
         matrix[VOCAB.index(word)] = row
     if swapped:
         matrix[:, [0, 1, 2, 3]] = matrix[:, [2, 3, 0, 1]]
+    batch: int | str = 1 if batch_of_one else "batch"
     nodes = [
         helper.make_node("Gather", ["table", "input_ids"], ["looked_up"]),
         helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
@@ -58,8 +60,8 @@ def write_model(folder: Path, swapped: bool = False) -> None:
         nodes,
         "tiny-encoder",
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, "sequence"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [batch, "sequence"]),
         ],
         [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", DIM])],
         initializer=[
