@@ -60,6 +60,29 @@ def joined(asked: Vectors, said: Vectors) -> Vectors:
     return unit
 
 
+class Centred:
+    """What every embedder gives the stage: centred unit vectors for stored text and questions.
+
+    A runtime supplies `_raw` (its model's unit vectors) and its means (model_means)."""
+
+    dim: int
+    _passage_means: Means
+    _query_means: Means
+
+    def _raw(self, texts: list[str], is_query: bool) -> Vectors:
+        raise NotImplementedError
+
+    def passages(self, texts: list[str]) -> Vectors:
+        """Unit vectors for stored text, one row per text, centred (language_means.py)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return centre(texts, self._raw(texts, False), self._passage_means)
+
+    def query(self, text: str) -> Vectors:
+        """The unit vector of a question, centred like the stored text."""
+        return centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
+
+
 def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:
     """English and Chinese means, as stored text then as a question: rows pe, pz, qe, qz."""
     if stored is not None:

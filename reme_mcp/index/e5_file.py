@@ -9,6 +9,7 @@ one float16 scale). It is mapped, never loaded whole: the word-embedding table a
 
 from __future__ import annotations
 
+import functools
 import mmap
 import struct
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
+
+from reme_mcp.index import model_cache
 
 MAGIC = b"E5S1"
 QK = 32  # weights a 4-bit block holds
@@ -84,6 +87,11 @@ class E5File:
             count, offset, _nbytes = struct.unpack_from("<IQQ", raw, at + 1)
             at += 21
             self._tensors[name] = (dtype, count, offset)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Names what is built from this file (model_cache.py): read once, used by each build."""
+        return model_cache.fingerprint(self.path)
 
     def vocabulary(self) -> Vocabulary:
         """The special pieces and the per-character normalization."""

@@ -40,7 +40,7 @@ PER_TOKEN = ".fo"
 
 def loaded(source: E5File, folder: Path, load: Callable[[Path | bytes], T]) -> T:
     """`load` of the graph for `source`, kept in `folder` (model_cache.py)."""
-    name = f"e5-int8-{model_cache.fingerprint(source.path)}-{GRAPH_VERSION}.onnx"
+    name = f"e5-int8-{source.fingerprint}-{GRAPH_VERSION}.onnx"
     return model_cache.loaded(folder, name, lambda: bytes(_graph(source).SerializeToString()), load)
 
 

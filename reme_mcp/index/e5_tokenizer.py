@@ -32,7 +32,7 @@ def load(source: E5File, folder: Path) -> Any:
             return sentencepiece.SentencePieceProcessor(model_proto=model)
         return sentencepiece.SentencePieceProcessor(model_file=str(model))
 
-    name = f"e5-spm-{model_cache.fingerprint(source.path)}-{TOKENIZER_VERSION}.model"
+    name = f"e5-spm-{source.fingerprint}-{TOKENIZER_VERSION}.model"
     return model_cache.loaded(folder, name, lambda: _model(source), read)
 
 

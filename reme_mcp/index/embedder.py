@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from reme_mcp.index import centring, e5_graph, e5_tokenizer
 from reme_mcp.index.e5_file import E5File
@@ -53,7 +54,7 @@ class EmbedderUnavailable(Exception):
     """The model cannot be had: the extra is not installed, or the model failed to load (one line)."""
 
 
-class Embedder:
+class Embedder(centring.Centred):
     """One handle on a loaded model; safe for several threads at once (onnxruntime's sessions are).
 
     `threads`: the cores one call may use. The stage embeds a workspace with two, at the
@@ -87,16 +88,6 @@ class Embedder:
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
         return self._runtime.embed(texts, "query: " if is_query else "passage: ")
-
-    def passages(self, texts: list[str]) -> Vectors:
-        """Unit vectors for stored text, one row per text, centred (language_means.py)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return centring.centre(texts, self._raw(texts, False), self._passage_means)
-
-    def query(self, text: str) -> Vectors:
-        """The unit vector of a question, centred like the stored text."""
-        return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 
 @dataclass
@@ -151,12 +142,8 @@ class _Runtime:
 
     def _pooled(self, rows: list[list[int]]) -> Vectors:
         model = self.model
-        width = max(len(r) for r in rows)
-        ids = np.full((len(rows), width), model.pad, dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.float32)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1.0
+        ids, mask = padded(rows, model.pad)
+        width = ids.shape[1]
         words = model.source.rows("emb.word", ids.reshape(-1), model.dim).reshape(len(rows), width, model.dim)
         embeds = (words + model.positions[:width]).astype(np.float32)
         hidden = self.session.run(None, {"embeds": embeds, "mask": mask})[0]
@@ -166,6 +153,18 @@ class _Runtime:
 
 _SPACES = re.compile(" {2,}")
 _READ_CHARS = 4096
+
+
+def padded(rows: list[list[int]], pad: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Token ids of several texts as one [texts, longest] array filled out with `pad`, and the
+    mask that says which places are tokens (1.0) and which padding (0.0)."""
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.float32)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+        mask[i, : len(row)] = 1.0
+    return ids, mask
 
 
 def by_length(ids: list[list[int]]) -> list[list[int]]:

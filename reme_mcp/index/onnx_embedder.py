@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.index import centring, hub_models
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length
+from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
 
 Vectors = centring.Vectors
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(centring.Centred):
     """One loaded hub model; safe for several threads at once (onnxruntime's sessions and the tokenizer are)."""
 
     def __init__(self, name: str, models_home: Path, threads: int = 1, means_file: Path | None = None) -> None:
@@ -86,15 +86,10 @@ class OnnxEmbedder:
         return unit
 
     def _pooled(self, rows: list[list[int]]) -> Vectors:
-        width = max(len(r) for r in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)  # padding, masked out
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
+        ids, places = padded(rows, 0)  # the padding's id is masked out
         feed = {"input_ids": ids}
         if "attention_mask" in self._inputs:
-            feed["attention_mask"] = mask
+            feed["attention_mask"] = places.astype(np.int64)
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
         feed = {k: v.astype(np.int32) if self._inputs[k] == "tensor(int32)" else v for k, v in feed.items()}
@@ -103,19 +98,9 @@ class OnnxEmbedder:
             return out
         if self._spec.pooling == "cls":
             return out[:, 0]
-        weights = mask.astype(np.float32)[..., None]  # the mean over the real tokens
+        weights = places[..., None]  # the mean over the real tokens
         pooled: Vectors = (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         return pooled
-
-    def passages(self, texts: list[str]) -> Vectors:
-        """Unit vectors for stored text, one row per text, centred (language_means.py)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return centring.centre(texts, self._raw(texts, False), self._passage_means)
-
-    def query(self, text: str) -> Vectors:
-        """The unit vector of a question, centred like the stored text."""
-        return centring.centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
 
 # One session a model file and thread count for the whole process: onnxruntime runs one session from several
