@@ -264,3 +264,51 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
     assert "terminate called" not in run.stderr and "Error" not in run.stderr, run.stderr
     saved = list((tmp_path / "index-home").rglob("vectors-*.npy"))
     assert saved and saved[0].stat().st_size > 0
+
+
+def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path, monkeypatch: Any) -> None:
+    """A long file a person edits in one place, and a day's file that grows by a line: the
+    model reads what changed, the other chunks keep the vectors they had."""
+    from reme_mcp.index import centring
+    from reme_mcp.ops.memory import Memory
+
+    read: list[str] = []
+    passages = centring.Centred.passages
+
+    asked = {"anything", "Who trains a puppy?"}  # a question is read as text too: not counted
+
+    def reading(self: centring.Centred, texts: list[str]) -> Any:  # the real model, its texts counted
+        read.extend(t for t in texts if t not in asked)
+        return passages(self, texts)
+
+    monkeypatch.setattr(centring.Centred, "passages", reading)
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    topics = ["the kitchen tap drips", "the car needs new tyres", "the cat's vaccination is due", "rent goes up"]
+    sections = [f"## Errand {i}\n\nThis week {topic}, noted on day {i}.\n" for i, topic in enumerate(topics * 6)]
+    page = root / "memory" / "errands.md"
+    page.write_text("\n".join(sections), encoding="utf-8")
+    memory = Memory(load_settings(str(root), "UTC", "on"))
+    hook = memory.index.semantic
+    assert hook is not None
+
+    def caught_up() -> None:
+        memory.search("anything")  # a search syncs the index and wakes the stage
+        assert hook.wait(DEADLINE)
+
+    caught_up()
+    first = hook.state().embedded
+    assert first >= len(sections) and len(read) == first
+    read.clear()
+    sections[5] = "## Errand 5\n\nMy sister is teaching her young dog to sit.\n"
+    page.write_text("\n".join(sections), encoding="utf-8")
+    caught_up()
+    assert hook.state().embedded == first
+    assert 1 <= len(read) <= 2 and any("young dog" in t for t in read), read
+    assert [hit.path for hit in memory.search("Who trains a puppy?", limit=1).results] == ["memory/errands.md"]
+    read.clear()
+    note = memory.remember("The plumber comes on Tuesday morning.", date="2026-11-28")
+    caught_up()
+    # The note, and the day's file's new line: not the lines the day already had.
+    assert all("plumber" in t.lower() for t in read) and 1 <= len(read) <= 4, read
+    assert note.path

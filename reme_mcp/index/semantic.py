@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from whoosh.searching import Searcher
 
 from reme_mcp.index import centring
@@ -32,7 +33,7 @@ from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, Embedde
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
-from reme_mcp.index.vectors import ChunkKey, VectorStore
+from reme_mcp.index.vectors import ChunkKey, VectorStore, text_digest
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -213,13 +214,18 @@ class SemanticStage:
         return len(todo)
 
     def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
-        texts = [t for item in batch for t in item.texts]
-        vectors = worker.passages(texts)
-        row = 0
-        for item in batch:
-            n = len(item.texts)
-            self.vectors.put(item.path, item.content_hash, item.chunks, vectors[row : row + n])
-            row += n
+        """Embeds the chunks of these files whose text the model has not read yet; a chunk an
+        edit left as it was keeps its vector, and equal texts are embedded once."""
+        known = self.vectors.reusable([item.path for item in batch])
+        digests = [[text_digest(t) for t in item.texts] for item in batch]
+        new = {d: t for item, ds in zip(batch, digests, strict=True) for d, t in zip(ds, item.texts, strict=True)}
+        for digest in known:
+            new.pop(digest, None)
+        if new:
+            known.update(zip(new, worker.passages(list(new.values())), strict=True))
+        for item, ds in zip(batch, digests, strict=True):
+            vectors = np.vstack([known[d] for d in ds]) if ds else np.zeros((0, self.vectors.dim), np.float32)
+            self.vectors.put(item.path, item.content_hash, item.chunks, vectors, ds)
 
     def _plan(self) -> tuple[list[_Todo], list[str]]:
         """The files to embed (their chunks read from one searcher) and the paths to drop."""

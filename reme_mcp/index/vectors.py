@@ -2,7 +2,10 @@
 
 One vector per chunk, grouped by file and keyed by the file's content hash as the index
 recorded it (records.py): a file edited by a person has a new hash and is embedded again,
-a file gone from the index is dropped, a file only touched keeps its vectors.
+a file gone from the index is dropped, a file only touched keeps its vectors. Each chunk
+also keeps a digest of the text the model read, so a file embedded again reuses the
+vectors of the chunks that did not change: a day's file that grows by a line with every
+`remember` costs the new line, not the whole day again.
 
 On disk, in the index's private folder (home.py), two files replaced atomically together:
 ``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
@@ -13,6 +16,7 @@ always be computed again from the files.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -28,7 +32,7 @@ from reme_mcp.index.embedder import Vectors
 
 log = logging.getLogger("reme_mcp.index")
 
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,12 @@ class FileVectors:
     content_hash: str
     chunks: list[ChunkKey]
     vectors: Vectors  # one row per chunk
+    digests: list[str]  # per chunk, text_digest() of what the model read
+
+
+def text_digest(text: str) -> str:
+    """A short, stable name for a text the model embedded: equal texts, equal vectors."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 class VectorStore:
@@ -72,10 +82,16 @@ class VectorStore:
         with self._lock:
             return sum(len(f.chunks) for f in self._files.values())
 
-    def put(self, path: str, content_hash: str, chunks: list[ChunkKey], vectors: Vectors) -> None:
+    def put(self, path: str, content_hash: str, chunks: list[ChunkKey], vectors: Vectors, digests: list[str]) -> None:
         with self._lock:
-            self._files[path] = FileVectors(content_hash, chunks, vectors.astype(np.float32))
+            self._files[path] = FileVectors(content_hash, chunks, vectors.astype(np.float32), digests)
             self._matrix, self._unsaved = None, True
+
+    def reusable(self, paths: Sequence[str]) -> dict[str, Vectors]:
+        """The vectors these files' chunks have now, by text_digest(): what an edit left as it was."""
+        with self._lock:
+            held = [self._files[p] for p in paths if p in self._files]
+            return {d: f.vectors[row] for f in held for row, d in enumerate(f.digests)}
 
     def drop(self, paths: list[str]) -> None:
         with self._lock:
@@ -136,7 +152,11 @@ class VectorStore:
             files = dict(self._files)
             self._unsaved = False
         entries = [
-            {"path": p, "hash": f.content_hash, "chunks": [[c.chunk_id, c.start_line, c.date] for c in f.chunks]}
+            {
+                "path": p,
+                "hash": f.content_hash,
+                "chunks": [[c.chunk_id, c.start_line, c.date, d] for c, d in zip(f.chunks, f.digests, strict=True)],
+            }
             for p, f in files.items()
         ]
         rows = [f.vectors for f in files.values() if len(f.chunks)]
@@ -172,7 +192,8 @@ def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVector
         block = matrix[row : row + len(chunks)]
         if len(block) != len(chunks):
             raise ValueError("the vector file is shorter than its description")
-        files[path] = FileVectors(str(entry["hash"]), chunks, block.astype(np.float32))
+        digests = [str(c[3]) for c in entry["chunks"]]
+        files[path] = FileVectors(str(entry["hash"]), chunks, block.astype(np.float32), digests)
         row += len(chunks)
     if row != len(matrix):
         raise ValueError("the vector file is longer than its description")
