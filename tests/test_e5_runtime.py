@@ -69,7 +69,9 @@ def test_a_batch_gives_each_text_the_vector_it_gets_alone(embedder: Embedder) ->
     texts = [*TEXTS, "word " * 120, "短"]
     together = embedder._raw(texts, False)
     alone = np.vstack([embedder._raw([t], False) for t in texts])
-    assert np.allclose((together * alone).sum(axis=1), 1.0, atol=2e-3)
+    # A call's 8-bit scale is its batch's, which moves a vector by a cosine of about 0.002;
+    # padding that reached the vectors would move the padded ones by 0.01-0.09.
+    assert (together * alone).sum(axis=1).min() > 0.997
 
 
 @pytest.mark.parametrize("text", ["", " ", "\x00", "\ud800 a lone surrogate", "a" * 100_000, "\u200b\u200b", "😀😀"])

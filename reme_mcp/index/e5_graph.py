@@ -29,9 +29,8 @@ from reme_mcp.index.e5_file import E5File
 
 T = TypeVar("T")
 
-GRAPH_VERSION = "g3"
+GRAPH_VERSION = "g4"
 OPSET = 17
-FEED_FORWARD_OUT = ".fo"
 # The feed-forward output's input (after GELU) has one channel a layer whose values run 10-60
 # times the others' (the same channel whatever the text: a trait of the model). With one
 # 8-bit scale for all, paraphrase recall@5 fell 0.887 -> 0.853 on seed 7; those channels
@@ -93,24 +92,38 @@ def _graph(source: E5File, outlying: list[NDArray[np.int64]] | None) -> Any:
         nodes.append(helper.make_node(op, inputs, [out], domain=domain, **attrs))
         return out
 
-    def linear(x: str, name: str, rows: int, cols: int, apart: NDArray[np.int64] | None = None) -> str:
-        """x @ W.T + b, W [rows, cols]: 8-bit weights a column, the activations quantized per
-        call; the input channels `apart` multiplied in float."""
-        w = source.matrix(f"{name}.w", rows, cols)  # [out, in]
-        b = const(f"{name}.b", source.floats(f"{name}.b", (rows,)))
-        if name.endswith(FEED_FORWARD_OUT) and apart is None:
-            return node("Add", [node("MatMul", [x, const(f"{name}.f", w.T.astype(np.float32))]), b])
+    def float_product(x: str, name: str, w: NDArray[np.float32]) -> str:
+        """x @ W.T, W [out, in], in float."""
+        return node("MatMul", [x, const(name, np.ascontiguousarray(w.T, dtype=np.float32))])
+
+    def product(x: str, name: str, w: NDArray[np.float32], b: NDArray[np.float32]) -> str:
+        """x @ W.T + b, W [out, in]: 8-bit weights a column, the activations quantized per call."""
         w_scale = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
         q = const(f"{name}.q", np.clip(np.rint(w / w_scale[:, None]), -127, 127).astype(np.int8).T)
         s = const(f"{name}.s", w_scale.astype(np.float32))
+        return node("DynamicQuantizeMatMul", [x, q, s, "", const(f"{name}.b", b)], domain="com.microsoft")
+
+    def linear(x: str, name: str, rows: int, cols: int) -> str:
+        return product(x, name, source.matrix(f"{name}.w", rows, cols), source.floats(f"{name}.b", (rows,)))
+
+    def feed_forward(x: str, p: str, apart: NDArray[np.int64] | None) -> str:
+        """GELU(x @ W1.T + b1) @ W2.T + b2. The inner channels `apart` are computed in float
+        on their own, and are zero in the 8-bit products (GELU(0) = 0): their values would
+        otherwise set the scale all the others are quantized to. With `apart` None, the
+        second product is in float and the inner activations are shown (calibration)."""
+        w1, b1 = source.matrix(f"{p}.fi.w", ff, h), source.floats(f"{p}.fi.b", (ff,))
+        w2, b2 = source.matrix(f"{p}.fo.w", h, ff), source.floats(f"{p}.fo.b", (h,))
         if apart is None:
-            return node("DynamicQuantizeMatMul", [x, q, s, "", b], domain="com.microsoft")
-        kept = np.ones(cols, dtype=np.float32)
-        kept[apart] = 0.0
-        rest = node("Mul", [x, const(f"{name}.kept", kept)])
-        product = node("DynamicQuantizeMatMul", [rest, q, s, "", b], domain="com.microsoft")
-        few = node("Gather", [x, const(f"{name}.apart", apart.astype(np.int64))], axis=-1)
-        return node("Add", [product, node("MatMul", [few, const(f"{name}.few", w[:, apart].T.astype(np.float32))])])
+            inner = node("Gelu", [product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
+            inners.append(inner)
+            return node("Add", [float_product(inner, f"{p}.fo.f", w2), const(f"{p}.fo.b", b2)])
+        w1, b1 = w1.copy(), b1.copy()
+        outlying_w1, outlying_b1 = w1[apart].copy(), b1[apart].copy()
+        w1[apart], b1[apart] = 0.0, 0.0
+        inner = node("Gelu", [product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
+        few = node("Add", [float_product(x, f"{p}.fi.few", outlying_w1), const(f"{p}.fi.few.b", outlying_b1)])
+        few = float_product(node("Gelu", [few], domain="com.microsoft"), f"{p}.fo.few", w2[:, apart])
+        return node("Add", [product(inner, f"{p}.fo", w2, b2), few])
 
     def norm(x: str, name: str) -> str:
         return node(
@@ -148,10 +161,8 @@ def _graph(source: E5File, outlying: list[NDArray[np.int64]] | None) -> Any:
         context = node("MatMul", [node("Softmax", [scores], axis=-1), v])
         context = node("Reshape", [node("Transpose", [context], perm=[0, 2, 1, 3]), merged])
         x = norm(node("Add", [x, linear(context, f"{p}.ao", h, h)]), f"{p}.aln")
-        inner = node("Gelu", [linear(x, f"{p}.fi", ff, h)], domain="com.microsoft")
-        inners.append(inner)
         apart = None if outlying is None else outlying[layer]
-        x = norm(node("Add", [x, linear(inner, f"{p}{FEED_FORWARD_OUT}", h, ff, apart)]), f"{p}.oln")
+        x = norm(node("Add", [x, feed_forward(x, p, apart)]), f"{p}.oln")
     nodes.append(helper.make_node("Identity", [x], ["hidden"]))
     shown = [] if outlying is not None else [helper.make_tensor_value_info(i, TensorProto.FLOAT, None) for i in inners]
 
