@@ -312,3 +312,26 @@ def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path
     # The note, and the day's file's new line: not the lines the day already had.
     assert all("plumber" in t.lower() for t in read) and 1 <= len(read) <= 4, read
     assert note.path
+
+
+async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Path) -> None:
+    """A host starts the server at the start of a session: once the handshake is done, the
+    model loads and what changed since the last session is embedded, at the lowest priority,
+    so the first question does not wait for the model nor find only older vectors."""
+    from mcp import StdioServerParameters
+
+    root, index_home = tmp_path / "ws", tmp_path / "index-home"
+    async with client(root, "off") as c:
+        paths = await remember_all(c, NOTES)
+    env = {**os.environ, "REME_INDEX_DIR": str(index_home), "REME_TIMEZONE": "UTC"}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "reme_mcp", "--workspace", str(root), "--semantic", "on"], env=env
+    )
+    async with Client(params, read_timeout_seconds=DEADLINE) as c:
+        await c.list_tools()
+        deadline = time.monotonic() + DEADLINE
+        while not list(index_home.rglob("vectors-*.npy")) and time.monotonic() < deadline:
+            await anyio.sleep(0.2)
+        assert list(index_home.rglob("vectors-*.npy")), "nothing was embedded without a search"
+        top = await top_paths(c, "Which sibling purchased an automobile?", 1)
+    assert top == [paths["My sister bought a car last weekend."]]

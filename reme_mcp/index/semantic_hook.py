@@ -1,7 +1,8 @@
 """Where the search by meaning joins the index's search: the lexical hits in, the fused hits out.
 
 Imported with the index, so it imports nothing heavy: the stage (semantic.py, numpy and the
-model) is imported by the first search that uses it, never on the server's start path.
+model) is imported when a server's handshake is done (Memory.warm_up) or by the first search
+that uses it, never on the server's start path.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def extra_installed(model: str = hub_models.BUNDLED[0]) -> bool:
 
 
 class SemanticHook:
-    """The stage of one index, started by the first search, woken when the index changes."""
+    """The stage of one index, started after a server's handshake or by the first search, woken
+    when the index changes."""
 
     def __init__(
         self,

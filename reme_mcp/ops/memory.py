@@ -333,12 +333,17 @@ class Memory:
     # ---- upkeep ------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Open and sync the index and sweep a killed writer's leftovers, so the first call is fast."""
+        """Open and sync the index and sweep a killed writer's leftovers, so the first call is fast;
+        with search by meaning on, load its model and embed what changed, in the background."""
         if self.ws.root.is_dir():
             self.index.sync(force=True)
             self.ledger.sweep()
             with contextlib.suppress(OSError, ReMeError):  # a read-only workspace: a remember says why
                 self.days.catch_up()
+        if self.index.semantic is not None:
+            # The first question would otherwise wait for the model (about 0.6 s) and find only
+            # what was embedded before this start.
+            self.index.semantic.changed()
 
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
