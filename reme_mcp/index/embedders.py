@@ -34,7 +34,7 @@ def model_key(name: str, models_home: Path | None) -> str:
 def open_embedder(name: str, models_home: Path | None, means_file: Path | None, threads: int = 1) -> TextEmbedder:
     """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads.
 
-    `threads`: the cores one call may use. The bundled model's 8-bit graph is built once
+    `threads`: the cores embedding may use. The bundled model's 8-bit graph is built once
     into the models folder (e5_graph.py)."""
     home = models_home or default_models_home()
     if hub_models.is_bundled(name):
