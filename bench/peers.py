@@ -13,6 +13,9 @@ as `remember` lays them out (daily notes and their day index), and searches them
 through ``Memory.search``, the operation the ``search`` tool calls: the quick loop for
 judging a ranking change on several seeds. Its latencies leave out MCP and the process
 boundary; the harness's own run is the one to quote beside the peers.
+
+``REME_SEMANTIC=off|on`` sets the search by meaning of the server the harness starts (by
+default it is on when the extra is installed).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -123,6 +127,14 @@ def through_harness(harness: Path, peers_dir: Path, args: argparse.Namespace) ->
     if not reme.exists():
         print(f"peers: no reme-mcp next to {sys.executable}: `pip install -e .` this checkout first", file=sys.stderr)
         return 2
+    mode = os.environ.get("REME_SEMANTIC")
+    if mode:
+        # The harness starts each server with an environment of its own (HOME and the server's
+        # variables), so the stage's mode reaches reme-mcp as its flag.
+        launcher = peers_dir / f"reme-mcp-semantic-{mode}"
+        launcher.write_text(f'#!/bin/sh\nexec {shlex.quote(str(reme))} --semantic {shlex.quote(mode)} "$@"\n')
+        launcher.chmod(0o755)
+        reme = launcher
     env = {**os.environ, "PEERS_DIR": str(peers_dir), "REME_MCP_CMD": str(reme)}
     script = str(harness / "bench_mcp.py")
     print(f"peers: harness {script}, servers installed under {peers_dir}, reme-mcp {reme}")
