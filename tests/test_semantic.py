@@ -335,3 +335,29 @@ async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Pa
         assert list(index_home.rglob("vectors-*.npy")), "nothing was embedded without a search"
         top = await top_paths(c, "Which sibling purchased an automobile?", 1)
     assert top == [paths["My sister bought a car last weekend."]]
+
+
+def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path: Path, monkeypatch: Any) -> None:
+    """A new version of what is embedded starts afresh: the old files go, not the vectors of
+    a hub model the person may switch back to."""
+    from reme_mcp.index.embedder import VECTORS_VERSION
+    from reme_mcp.ops.memory import Memory
+
+    monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-home"))
+    root = tmp_path / "ws"
+    lexical = Memory(load_settings(str(root), "UTC", "off"))
+    lexical.remember(NOTES[0], date="2026-11-28")
+    lexical.search("anything")  # the index is written
+    (folder,) = {p.parent for p in (tmp_path / "index-home").glob("*/index-v*")}
+    old = [folder / "vectors-multilingual-e5-small-c1.npy", folder / "vectors-multilingual-e5-small-c1.json"]
+    old.append(folder.parent / "means-multilingual-e5-small-c1.npy")
+    other = [folder / "vectors-multilingual-e5-small-fp32-0123abcd-c1.npy", folder / "notes-c1.txt"]
+    for path in old + other:
+        path.write_bytes(b"kept by an earlier version")
+    memory = Memory(load_settings(str(root), "UTC", "on"))
+    memory.search("anything")
+    hook = memory.index.semantic
+    assert hook is not None and hook.wait(DEADLINE)
+    assert [p for p in old if p.exists()] == []
+    assert all(p.exists() for p in other)
+    assert (folder / f"vectors-multilingual-e5-small-{VECTORS_VERSION}.npy").exists()

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -175,6 +176,7 @@ class SemanticStage:
         if worker.dim != self.vectors.dim:  # a hub model of another size than the bundled one
             self.vectors = VectorStore(self._folder, self.vectors.model, worker.dim)
         self.vectors.load()
+        _sweep_other_versions(self._folder, self._key)
         self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
         while not self._stopping.is_set():
@@ -254,6 +256,22 @@ _RUNNING: weakref.WeakSet[SemanticStage] = weakref.WeakSet()
 def _stop_all() -> None:
     for stage in list(_RUNNING):
         stage.stop(STOP_WAIT)
+
+
+def _sweep_other_versions(folder: Path, key: str) -> None:
+    """Removes this model's vectors and means of an earlier VECTORS_VERSION: a new version
+    embeds everything afresh, and the old files would otherwise stay beside it for good.
+    Other models' files (a hub model, switched back to later) are kept."""
+    for kind, where in (("vectors", folder), ("means", folder.parent)):
+        with contextlib.suppress(OSError):
+            for path in where.glob(f"{kind}-*"):
+                stem = path.name.split(".", 1)[0]
+                named, _, version = stem.rpartition("-")
+                if named == f"{kind}-{key}" and _VERSION.fullmatch(version) and version != VECTORS_VERSION:
+                    path.unlink(missing_ok=True)
+
+
+_VERSION = re.compile(r"c\d+")
 
 
 def _give_back_memory() -> None:
