@@ -160,7 +160,6 @@ class SemanticStage:
         # on a busy machine, remember and search come first and embedding waits.
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        _fewer_heaps()
         try:
             # Two handles on one model (its weights loaded once): the workspace is embedded on
             # both cores, by threads made here and so at this thread's priority; a question is
@@ -273,19 +272,6 @@ def _sweep_other_versions(folder: Path, key: str) -> None:
 
 
 _VERSION = re.compile(r"c\d+")
-
-
-def _fewer_heaps() -> None:
-    """At most two malloc heaps for the whole process from here on. glibc gives each thread
-    that allocates its own heap, and embedding allocates on three at once (two model calls,
-    a question): with two, a process that embedded 2,000 notes while searching settled at
-    about 197 MB against 226 (the median of 4 runs), peaked at 283 against 287, in the same
-    time (docs/semantic.md). glibc only: elsewhere there is no such call and nothing to do."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
-
-
-_M_ARENA_MAX = -8  # glibc's malloc.h
 
 
 def _give_back_memory() -> None:
