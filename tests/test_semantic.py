@@ -267,8 +267,8 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
 
 
 def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path, monkeypatch: Any) -> None:
-    """A long file a person edits in one place, and a day's file that grows by a line: the
-    model reads what changed, the other chunks keep the vectors they had."""
+    """A long file a person edits in one place, then adds to: the model reads what changed,
+    the other chunks keep the vectors they had."""
     from reme_mcp.index import centring
     from reme_mcp.ops.memory import Memory
 
@@ -307,11 +307,11 @@ def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path
     assert 1 <= len(read) <= 2 and any("young dog" in t for t in read), read
     assert [hit.path for hit in memory.search("Who trains a puppy?", limit=1).results] == ["memory/errands.md"]
     read.clear()
-    note = memory.remember("The plumber comes on Tuesday morning.", date="2026-11-28")
+    sections.append("## Errand 24\n\nThe plumber comes on Tuesday morning.\n")
+    page.write_text("\n".join(sections), encoding="utf-8")  # a page, a log: it grows at its end
     caught_up()
-    # The note, and the day's file's new line: not the lines the day already had.
-    assert all("plumber" in t.lower() for t in read) and 1 <= len(read) <= 4, read
-    assert note.path
+    assert hook.state().embedded == first + 1
+    assert len(read) == 1 and "plumber" in read[0], read
 
 
 async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ One vector per chunk, grouped by file and keyed by the file's content hash as th
 recorded it (records.py): a file edited by a person has a new hash and is embedded again,
 a file gone from the index is dropped, a file only touched keeps its vectors. Each chunk
 also keeps a digest of the text the model read, so a file embedded again reuses the
-vectors of the chunks that did not change: a day's file that grows by a line with every
-`remember` costs the new line, not the whole day again.
+vectors of the chunks that did not change: a person's edit to one section of a long page,
+or a session's dialog that grows by a message, costs what changed, not the whole file again.
 
 On disk, in the index's private folder (home.py), two files replaced atomically together:
 ``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
