@@ -94,7 +94,7 @@ class Embedder(centring.Centred):
 
 @dataclass
 class _Model:
-    """What a model file gives every session of it: the tokenizer, the word table, positions."""
+    """What a model file gives its session: the tokenizer, the word table, positions."""
 
     source: E5File
     tokenizer: Any
@@ -104,7 +104,6 @@ class _Model:
     eos: int
     pad: int
     dim: int
-    kept_in: Path  # the models folder, where the encoder's graph is kept
 
     def ids(self, texts: list[str], prefix: str) -> list[list[int]]:
         """Each text's token ids as the model reads them: <s>, its start, </s>."""
@@ -240,13 +239,12 @@ def _runtime(source_file: Path, workers: int, models_folder: Path) -> _Runtime:
     with _LOCK:
         if source_file not in _MODELS:
             model = _model(source_file, models_folder)
-            _MODELS[source_file] = (model, e5_graph.loaded(model.source, model.kept_in, _session, model.inputs))
+            _MODELS[source_file] = (model, e5_graph.loaded(model.source, models_folder, _session, model.inputs))
         model, session = _MODELS[source_file]
         return _Runtime(model, session, workers)
 
 
 def _model(source_file: Path, models_folder: Path) -> _Model:
-
     source = E5File(source_file)
     vocabulary = source.vocabulary()
     shape = source.shape
@@ -261,7 +259,6 @@ def _model(source_file: Path, models_folder: Path) -> _Model:
         vocabulary.eos,
         vocabulary.pad,
         shape.hidden,
-        models_folder,
     )
 
 
