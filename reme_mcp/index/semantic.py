@@ -297,7 +297,7 @@ def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]
     return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
 
 
-# How much of the message a dialog message answers is read with it (embedded_texts).
+# How much of the message a dialog message answers is read with it (_embedded_texts).
 CONTEXT_CHARS = 100
 
 
@@ -306,13 +306,13 @@ def _said(fields: dict[str, Any]) -> tuple[str, str]:
     return " ".join(str(fields.get("speaker") or "").split()), str(fields.get("content") or "")
 
 
-def embedded_texts(said: list[tuple[str, str]]) -> list[str]:
+def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
     """What the model reads of a file's chunks, in line order, from each one's (speaker, text).
 
     A dialog message is read with who said it, then the start of the message before it, in
     brackets. A question names people ("What did Caroline ..."), and a message's words rarely
-    do; and a reply ("Super good! Rich and creamy") is about what it answers ("How did the
-    coconut ice cream turn out?"). The message comes first: what the model reads is cut at
+    do; and a reply ("Super good! Everyone asked for seconds.") is about what it answers
+    ("How did the lemon tart turn out?"). The message comes first: what the model reads is cut at
     its length (embedder.MAX_EMBED_TOKENS), so a long message keeps all of its own room. On
     LoCoMo the model's own ranking found a question's evidence in its top 5 for 19% of
     questions from the messages alone, 46% with the speaker's name and 60% with the
@@ -348,5 +348,5 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.chunks = [item.chunks[i] for i in order]
-        item.texts = embedded_texts([said[item.path][i] for i in order])
+        item.texts = _embedded_texts([said[item.path][i] for i in order]) if order else []
     return [item for item in files.values() if item.content_hash]
