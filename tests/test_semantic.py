@@ -417,3 +417,46 @@ def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path:
     assert [p for p in old if p.exists()] == []
     assert all(p.exists() for p in other)
     assert (folder / f"vectors-multilingual-e5-small-{VECTORS_VERSION}.npy").exists()
+
+
+def _store_of(tmp_path: Path, rows: list[tuple[str, float, list[float]]]) -> Any:
+    """A vector store holding one file whose chunks have these (id, CJK share, vector) rows."""
+    import numpy as np
+
+    from reme_mcp.index.vectors import ChunkKey, VectorStore
+
+    store = VectorStore(tmp_path, "test-model", 3)
+    keys = [ChunkKey(cid, "memory/a.md", i + 1, "", share) for i, (cid, share, _) in enumerate(rows)]
+    vectors = np.array([v for _, _, v in rows], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.put("memory/a.md", "h", keys, vectors, [cid for cid, _, _ in rows])
+    return store
+
+
+def test_a_languages_pull_on_a_question_is_taken_out_and_a_lone_note_keeps_its_place(tmp_path: Path) -> None:
+    """Every Chinese chunk leans toward a Chinese question (the model's language pull): the
+    English chunk that answers it comes first once that pull is taken out. In a store of one
+    language the scores are the cosines themselves, and one Chinese chunk among many English
+    ones keeps its score nearly whole."""
+    import numpy as np
+
+    question = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    chinese = [(f"zh{i}", 1.0, [0.62, 0.78, 0.1 * i]) for i in range(6)]
+    english = [("answer", 0.0, [0.6, 0.0, 0.8])] + [(f"en{i}", 0.0, [0.1, 0.2, 1.0]) for i in range(5)]
+    store = _store_of(tmp_path / "mixed", chinese + english)
+    top, _ = store.nearest(question, 3)
+    assert top[0][0].chunk_id == "answer", top
+    cosines = {cid: float(np.dot(question, np.array(v) / np.linalg.norm(v))) for cid, _, v in chinese + english}
+    assert cosines["answer"] < max(cosines[c] for c, _, _ in chinese)  # the raw cosine ranks it below them
+
+    one_language = [(cid, 0.0, v) for cid, _, v in chinese + english]
+    top, similar = _store_of(tmp_path / "english", one_language).nearest(question, 12, ["answer", "en0"])
+    assert [(k.chunk_id, round(s, 5)) for k, s in top] == sorted(
+        ((cid, round(cos, 5)) for cid, cos in cosines.items()), key=lambda p: -p[1]
+    )
+    assert similar == pytest.approx({"answer": cosines["answer"], "en0": cosines["en0"]}, abs=1e-5)
+
+    lone = [("zh", 1.0, [0.9, 0.3, 0.1])] + [(f"en{i}", 0.0, [0.2, 0.1 * i, 1.0]) for i in range(40)]
+    top, _ = _store_of(tmp_path / "lone", lone).nearest(question, 1)
+    raw = 0.9 / float(np.linalg.norm([0.9, 0.3, 0.1]))
+    assert top[0][0].chunk_id == "zh" and top[0][1] > raw - 0.05 * raw

@@ -22,14 +22,14 @@ import time
 import weakref
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from whoosh.searching import Searcher
 
-from reme_mcp.index import centring
+from reme_mcp.index import centring, language_means
 from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
@@ -138,7 +138,7 @@ class SemanticStage:
                 query = centring.joined(model.query(text), said.result())
             else:
                 query = model.query(text)
-        return self.vectors.nearest(query, k), self.vectors.similar(query, chunk_ids)
+        return self.vectors.nearest(query, k, chunk_ids)
 
     def state(self) -> SemanticState:
         if self.failure is not None:
@@ -349,4 +349,8 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.chunks = [item.chunks[i] for i in order]
         item.texts = _embedded_texts([said[item.path][i] for i in order]) if order else []
+        item.chunks = [
+            replace(key, share=language_means.cjk_share(text))
+            for key, text in zip(item.chunks, item.texts, strict=True)
+        ]
     return [item for item in files.values() if item.content_hash]

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from reme_mcp.index import centring
 from reme_mcp.index.embedder import Vectors
 
 log = logging.getLogger("reme_mcp.index")
 
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class ChunkKey:
     path: str
     start_line: int
     date: str
+    share: float = 0.0  # of CJK letters in the text the model read (centring.per_question)
 
 
 @dataclass
@@ -67,8 +69,9 @@ class VectorStore:
         self.model, self.dim = model, dim
         self._files: dict[str, FileVectors] = {}
         self._lock = threading.Lock()
-        # All rows, their keys, and each chunk id's row: rebuilt after a change.
-        self._matrix: tuple[Vectors, list[ChunkKey], dict[str, int]] | None = None
+        # All rows, their keys, each chunk id's row, and each row's share of CJK letters:
+        # rebuilt after a change.
+        self._matrix: tuple[Vectors, list[ChunkKey], dict[str, int], Vectors] | None = None
         self._unsaved = False
 
     # ---- what is held --------------------------------------------------------------------
@@ -99,33 +102,31 @@ class VectorStore:
                 if self._files.pop(path, None) is not None:
                     self._matrix, self._unsaved = None, True
 
-    def nearest(self, query: Vectors, k: int) -> list[tuple[ChunkKey, float]]:
-        """The k chunks most like the query (cosine: every vector is a unit vector), best first."""
-        matrix, keys, _ = self._all()
+    def nearest(
+        self, query: Vectors, k: int, chunk_ids: Sequence[str] = ()
+    ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
+        """The k chunks most like the query, best first, and how like it each of `chunk_ids` is
+        (those without a vector left out), from one product over every vector: the cosine
+        (every vector is a unit vector), each language's pull on this question taken out
+        (centring.per_question)."""
+        matrix, keys, rows, shares = self._all()
         if not keys:
-            return []
-        scores = matrix @ query
+            return [], {}
+        scores = centring.per_question(matrix @ query, shares)
         k = min(k, len(keys))
         top = np.argpartition(-scores, k - 1)[:k]
         ranked = top[np.argsort(-scores[top], kind="stable")]
-        return [(keys[int(i)], float(scores[int(i)])) for i in ranked]
+        similar = {c: float(scores[rows[c]]) for c in chunk_ids if c in rows}
+        return [(keys[int(i)], float(scores[int(i)])) for i in ranked], similar
 
-    def similar(self, query: Vectors, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """The cosine similarity of each chunk that has a vector to the query (others left out)."""
-        matrix, _, rows = self._all()
-        found = [(c, rows[c]) for c in chunk_ids if c in rows]
-        if not found:
-            return {}
-        scores = matrix[[row for _, row in found]] @ query
-        return {c: float(score) for (c, _), score in zip(found, scores, strict=True)}
-
-    def _all(self) -> tuple[Vectors, list[ChunkKey], dict[str, int]]:
+    def _all(self) -> tuple[Vectors, list[ChunkKey], dict[str, int], Vectors]:
         with self._lock:
             if self._matrix is None:
                 keys = [c for f in self._files.values() for c in f.chunks]
                 rows = [f.vectors for f in self._files.values() if len(f.chunks)]
                 matrix = np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
-                self._matrix = (matrix, keys, {key.chunk_id: row for row, key in enumerate(keys)})
+                shares = np.array([key.share for key in keys], dtype=np.float32)
+                self._matrix = (matrix, keys, {key.chunk_id: row for row, key in enumerate(keys)}, shares)
             return self._matrix
 
     # ---- on disk -------------------------------------------------------------------------
@@ -155,7 +156,10 @@ class VectorStore:
             {
                 "path": p,
                 "hash": f.content_hash,
-                "chunks": [[c.chunk_id, c.start_line, c.date, d] for c, d in zip(f.chunks, f.digests, strict=True)],
+                "chunks": [
+                    [c.chunk_id, c.start_line, c.date, d, round(c.share, 3)]
+                    for c, d in zip(f.chunks, f.digests, strict=True)
+                ],
             }
             for p, f in files.items()
         ]
@@ -188,7 +192,7 @@ def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVector
     row = 0
     for entry in meta["files"]:
         path = str(entry["path"])
-        chunks = [ChunkKey(str(c[0]), path, int(c[1]), str(c[2])) for c in entry["chunks"]]
+        chunks = [ChunkKey(str(c[0]), path, int(c[1]), str(c[2]), float(c[4])) for c in entry["chunks"]]
         block = matrix[row : row + len(chunks)]
         if len(block) != len(chunks):
             raise ValueError("the vector file is shorter than its description")
