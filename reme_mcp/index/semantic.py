@@ -347,10 +347,9 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
         said.setdefault(path, []).append(_said(fields))
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
-        item.chunks = [item.chunks[i] for i in order]
-        item.texts = _embedded_texts([said[item.path][i] for i in order]) if order else []
+        item.texts = _embedded_texts([said[item.path][i] for i in order])
         item.chunks = [
-            replace(key, share=language_means.cjk_share(text))
-            for key, text in zip(item.chunks, item.texts, strict=True)
+            replace(item.chunks[i], share=language_means.cjk_share(text))
+            for i, text in zip(order, item.texts, strict=True)
         ]
     return [item for item in files.values() if item.content_hash]

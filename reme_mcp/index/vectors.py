@@ -9,8 +9,9 @@ or a session's dialog that grows by a message, costs what changed, not the whole
 
 On disk, in the index's private folder (home.py), two files replaced atomically together:
 ``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
-chunks, and each chunk's share of CJK letters for centring.per_question). A store written by another model, or unreadable, is started afresh: vectors can
-always be computed again from the files.
+chunks, and each chunk's share of CJK letters for centring.per_question). A store written
+by another model, or unreadable, is started afresh: vectors can always be computed again
+from the files.
 """
 
 from __future__ import annotations
