@@ -197,7 +197,7 @@ def test_a_partly_truncated_index_file_heals_in_a_fresh_process(
     assert [r["path"] for r in json.loads(second.stdout)["results"]][:1] == [f"daily/{DAY}/go-backend.md"]
 
 
-@pytest.mark.parametrize("kind", [".seg", ".trm"])
+@pytest.mark.parametrize("kind", [".seg", ".trm", "._stored.col"])
 def test_an_index_file_deleted_from_the_folder_heals_in_a_fresh_process(
     tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:

@@ -145,11 +145,6 @@ def test_a_stored_column_cut_to_a_third_heals(tmp_path: Path, run: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect: now and then (1 call of ~450, in 1 of 5 full runs) a search right after a remember "
-    "misses the note when the index folder is deleted between the commit and the read",
-)
 def test_the_index_folder_deleted_every_half_second_costs_no_call(tmp_path: Path) -> None:
     root = make_reme_workspace(tmp_path / "ws")
     home = tmp_path / "index-home"

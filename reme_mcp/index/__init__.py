@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from whoosh import index as whoosh_index
 from whoosh.query import Term
 from whoosh.searching import Searcher
 
@@ -46,7 +45,7 @@ from reme_mcp.index.snippets import snippet
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
 from reme_mcp.index.versions import current_versions, superseders
-from reme_mcp.index.whoosh_private import is_corruption
+from reme_mcp.index.whoosh_private import is_corruption, is_gone
 from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.workspace import Workspace, file_kind
@@ -171,22 +170,26 @@ class MemoryIndex:
         """Run an index operation; when the index folder changed under it (cleared by a person or
         a cleaner, rebuilt by another process), open the index afresh and run it again.
 
-        Whoosh reports a file gone under it in several ways (FileNotFoundError, EmptyIndexError,
-        or a column it found missing as it opened); the store tells whether the index it had open
-        is still the one on disk, so an error from an intact index is raised, never retried away.
+        Whoosh reports a file gone under it in several ways (whoosh_private.is_gone); the store
+        tells whether the index it had open is still the one on disk, so an error from an intact
+        index is raised, never retried away.
         """
+        damage = ""  # why the index is built again before the next attempt
         for attempt in range(CLEARED_ATTEMPTS):
             try:
+                if damage:
+                    self._store.rebuild(BuildReason.DAMAGED, damage)  # the folder may vanish under it too
+                    damage = ""
                 return step()
             except Exception as exc:
-                gone = isinstance(exc, (FileNotFoundError, NotADirectoryError, whoosh_index.EmptyIndexError))
+                gone = is_gone(exc)
                 if attempt == CLEARED_ATTEMPTS - 1 or not (gone or self._store.vanished()):
                     raise
                 if gone and attempt >= 1 and not self._store.vanished():
                     # The same folder, reopened, still names a file that is not there: it was
                     # deleted file by file while a commit wrote into it, and a table of contents
                     # outlived its segment. That is damage, which waiting does not mend.
-                    self._store.rebuild(BuildReason.DAMAGED, f"{exc.__class__.__name__}: {exc}")
+                    damage = f"{exc.__class__.__name__}: {exc}"
                     continue
                 self._store.reset()
                 time.sleep(0.01 * attempt)  # a cleaner deleting file by file: let it finish

@@ -35,7 +35,7 @@ from reme_mcp.index.home import ensure_folder, index_lock, temporary_folder
 from reme_mcp.index.records import RecordCache
 from reme_mcp.index.schema import SCHEMA_VERSION, FileRecord
 from reme_mcp.index.segments import reader_reusing
-from reme_mcp.index.whoosh_private import DamagedIndex, is_corruption, open_index
+from reme_mcp.index.whoosh_private import DamagedIndex, is_corruption, is_gone, open_index
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
@@ -186,7 +186,7 @@ class IndexStore:
             except Exception as exc:
                 # A file gone under an open index: the folder was cleared or rebuilt (by a person,
                 # another process) since it was opened. Open it afresh (building it if it is gone).
-                vanished = isinstance(exc, (FileNotFoundError, whoosh_index.EmptyIndexError))
+                vanished = is_gone(exc)
                 if not (vanished or is_corruption(exc)):
                     raise
                 self.reset()
@@ -286,9 +286,11 @@ class IndexStore:
             staging.mkdir(mode=0o700)
             try:
                 return build_index(self.ws, staging, progress)
-            except Exception:
-                if staging.exists() or attempt == 2:
+            except Exception as exc:
+                # A cleaner deleting file by file may leave the staging folder itself for last.
+                if attempt == 2 or not (is_gone(exc) or not staging.exists()):
                     raise
+                shutil.rmtree(staging, ignore_errors=True)
         raise AssertionError("unreachable")
 
     def _drop_older_schemas(self) -> None:

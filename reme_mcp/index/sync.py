@@ -25,7 +25,7 @@ from reme_mcp.errors import ReMeError, SaidOnce
 from reme_mcp.index.schema import FileRecord, same_bytes
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.watch import FileView
-from reme_mcp.index.whoosh_private import is_corruption
+from reme_mcp.index.whoosh_private import is_corruption, is_gone
 from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.workspace import FileEntry, Workspace
 
@@ -156,8 +156,8 @@ class IndexSync:
                 elif todo or spooled:
                     self.writer.write_spooled(todo)  # with what writers are waiting to index
         except OSError as exc:
-            if is_corruption(exc):
-                raise
+            if is_corruption(exc) or is_gone(exc):
+                raise  # a folder cleared under the write: the caller opens it afresh and writes again
             self._unwritable.failed(exc)
             return 0
         self._unwritable.cleared()

@@ -31,6 +31,7 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.filetables import FileFormatError
 from whoosh.formats import Existence
+from whoosh.index import EmptyIndexError
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.system import pack_uint
@@ -44,6 +45,7 @@ __all__ = [
     "abandon",
     "field_length_bytes",
     "is_corruption",
+    "is_gone",
     "open_index",
     "posting_blocks",
     "read_toc",
@@ -258,6 +260,7 @@ _DECODERS = (
     "whoosh/filedb/filetables.py",
     "whoosh/columns.py",
 )
+_PER_DOC_READER = "whoosh/codec/whoosh3.py"
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -275,10 +278,26 @@ def is_corruption(exc: BaseException) -> bool:
     return False
 
 
+def is_gone(exc: BaseException) -> bool:
+    """Whether `exc`, raised while reading or writing the index, means one of its files is not there:
+    the folder was cleared (by a person, a cleaner) or swapped for a rebuild since it was opened.
+
+    Whoosh says so in several ways. A segment's value column whose file is missing is taken for a
+    column the segment never had (its reader is None), and reading it fails with a TypeError."""
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError, EmptyIndexError)):
+        return True
+    return isinstance(exc, TypeError) and "'NoneType'" in str(exc) and _last_frame_in(exc).endswith(_PER_DOC_READER)
+
+
 def _raised_in_decoder(exc: BaseException) -> bool:
+    return _last_frame_in(exc).endswith(_DECODERS)
+
+
+def _last_frame_in(exc: BaseException) -> str:
+    """The file of the innermost frame of `exc`'s traceback, with forward slashes."""
     tb = exc.__traceback__
     if tb is None:
-        return False
+        return ""
     while tb.tb_next is not None:
         tb = tb.tb_next
-    return tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith(_DECODERS)
+    return tb.tb_frame.f_code.co_filename.replace("\\", "/")
