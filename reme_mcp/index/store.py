@@ -288,7 +288,8 @@ class IndexStore:
                 return build_index(self.ws, staging, progress)
             except Exception as exc:
                 # A cleaner deleting file by file may leave the staging folder itself for last.
-                if attempt == 2 or not (is_gone(exc) or not staging.exists()):
+                cleared = is_gone(exc) or not staging.exists()
+                if attempt == 2 or not cleared:
                     raise
                 shutil.rmtree(staging, ignore_errors=True)
         raise AssertionError("unreachable")
