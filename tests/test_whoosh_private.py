@@ -125,3 +125,34 @@ def test_a_decoder_running_out_of_bytes_is_corruption(tmp_path: Path) -> None:
     with pytest.raises(Exception) as raised:
         whoosh_private.open_index(tmp_path)
     assert isinstance(raised.value, TypeError) and is_corruption(raised.value)
+
+
+def test_a_stored_column_deleted_under_a_reader_is_gone_not_a_bug(tmp_path: Path) -> None:
+    """A folder cleared under an open index: Whoosh takes a missing column file for a column the
+    segment never had, and reading stored fields fails with a TypeError that is_gone recognises."""
+    FileStorage(str(tmp_path)).create_index(Schema(text=TEXT(stored=True)))
+    index = whoosh_private.open_index(tmp_path)
+    writer = index.writer(compound=False)  # as reme-mcp writes: a file per column
+    writer.add_document(text="alpha beta")
+    writer.commit()
+    with index.searcher() as searcher:
+        for stored in tmp_path.glob("*._stored.col"):
+            stored.unlink()
+        with pytest.raises(TypeError) as raised:
+            searcher.stored_fields(0)
+    assert whoosh_private.is_gone(raised.value)
+    assert not is_corruption(raised.value)
+
+
+@pytest.mark.parametrize(
+    "error", [FileNotFoundError(errno.ENOENT, "gone"), NotADirectoryError(errno.ENOTDIR, "not a folder")]
+)
+def test_a_missing_file_or_folder_is_gone(error: BaseException) -> None:
+    assert whoosh_private.is_gone(error)
+
+
+def test_a_type_error_of_our_own_is_not_gone() -> None:
+    nothing: Any = None
+    with pytest.raises(TypeError) as raised:
+        nothing[0]
+    assert "'NoneType'" in str(raised.value) and not whoosh_private.is_gone(raised.value)
