@@ -10,7 +10,13 @@ pair with the project's own analyzer: a query that shares a content token with i
 Three rankings of the same queries, side by side: lexical (the stage off), semantic (the
 model's nearest chunks alone) and fused (what `search` returns with the stage on).
 
-    python bench/paraphrase.py [--seed 7] [--notes 200] [--json PATH]
+`--per-section K` writes the notes as a person keeps them instead: K to a section of a
+Markdown page, one page each (a chunk of up to 1,500 characters), so most facts lie past
+the start of their chunk that the model reads in one window; a query's target is then the
+page. `--first-window-only` reads each chunk's start alone, as before long chunks were read
+as several windows (the ablation).
+
+    python bench/paraphrase.py [--seed 7] [--notes 200] [--per-section K [--first-window-only]] [--json PATH]
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paraphrase_data import EN_FUNCTION, EN_TAILS, EVENTS, WHO, ZH_FUNCTION, ZH_TAILS
 
 from reme_mcp.config import load_settings
+from reme_mcp.index import embedder
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.ops.memory import Memory
 
@@ -135,6 +142,18 @@ def cases_for(
     return cases, dropped
 
 
+def write_sections(workspace: Path, texts: list[str], per_section: int) -> list[str]:
+    """The notes as a person's pages, `per_section` to a page's one section; each note's page."""
+    folder = workspace / "memory" / "topics"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for start in range(0, len(texts), per_section):
+        page = folder / f"page-{start // per_section:03d}.md"
+        page.write_text(f"# Notes {start // per_section}\n\n" + "\n\n".join(texts[start : start + per_section]) + "\n")
+        paths += [page.relative_to(workspace).as_posix()] * len(texts[start : start + per_section])
+    return paths
+
+
 def rank_of(paths: list[str], target: str) -> int | None:
     return next((r for r, p in enumerate(paths, start=1) if p == target), None)
 
@@ -153,15 +172,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--notes", type=int, default=200, help="notes written (every one a possible distractor)")
     parser.add_argument("--queries", type=int, default=150)
+    parser.add_argument(
+        "--per-section", type=int, default=1, help="notes a page holds, in one section (1: a note each)"
+    )
+    parser.add_argument("--first-window-only", action="store_true", help="the model reads a chunk's start alone")
     parser.add_argument("--json", type=Path, help="also write the table as JSON to this file")
     args = parser.parse_args(argv)
+    if args.first_window_only:
+        embedder.MAX_WINDOWS = 1
 
     tmp = Path(tempfile.mkdtemp(prefix="reme-paraphrase-"))
     os.environ["REME_INDEX_DIR"] = str(tmp / "index")
     settings = load_settings(str(tmp / "workspace"))
     writer = Memory(replace(settings, semantic="off"))
     written, plan, possible = generate(args.seed, args.notes)
-    paths = [writer.remember(text, date=day).path for text, day in written]
+    if args.per_section > 1:
+        paths = write_sections(tmp / "workspace", [text for text, _ in written], args.per_section)
+    else:
+        paths = [writer.remember(text, date=day).path for text, day in written]
     writer.finish()
     cases, dropped = cases_for(plan, [t for t, _ in written], paths, args.queries, args.seed)
 
@@ -205,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"paraphrase benchmark: seed {args.seed}, {len(paths)} notes of {possible} possible facts, "
         f"{len(cases)} queries ({dropped} dropped for sharing a content token), "
+        f"{args.per_section} a section{', first window only' if args.first_window_only else ''}, "
         f"model {state.model}, {state.embedded} chunks embedded in {embed_s:.1f} s"
     )
     print(f"{'queries':<18}{'n':>5}" + "".join(f"{n + ' R@5':>15}{'MRR':>7}" for n in rankers))

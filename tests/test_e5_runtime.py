@@ -8,6 +8,7 @@ tests/test_semantic.py).
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,61 @@ def test_a_damaged_kept_file_is_built_again(tmp_path: Path) -> None:
         path.write_bytes(b"not a model")
     assert start() == "(1, 384)"
     assert {p: p.stat().st_size for p in sorted(folder.iterdir())} == sizes
+
+
+def _holds(window: list[int], tokens: list[int]) -> bool:
+    return any(window[i : i + len(tokens)] == tokens for i in range(len(window) - len(tokens) + 1))
+
+
+def test_a_long_text_is_read_whole_in_windows(embedder: Embedder) -> None:
+    """What fits one window is read as before; a longer text line by line, a long line in
+    windows that overlap, so every line is whole in one window; at most MAX_WINDOWS."""
+    from reme_mcp.index.embedder import MAX_EMBED_TOKENS, MAX_WINDOWS, WINDOW_OVERLAP
+
+    model = embedder._runtime.model
+    prefix = model.tokenizer.encode([model.clean("passage:")])[0]
+    short = TEXTS[1]
+    assert model.windows([short], "passage: ") == [[(model.ids([short], "passage: ")[0], short)]]
+
+    lines = [f"Item {i}: the {word} was moved to shelf {i * 7}." for i, word in enumerate(["lamp", "chair"] * 15)]
+    prose = " ".join(f"w{i}" for i in range(400))
+    page, line = model.windows(["\n".join(lines), prose], "passage: ")
+    for ids, _ in page + line:
+        assert ids[0] == model.bos and ids[-1] == model.eos and ids[1 : 1 + len(prefix)] == prefix
+        assert len(ids) <= MAX_EMBED_TOKENS + 2
+    for text in lines:
+        (tokens,) = model.tokenizer.encode([model.clean(text)])
+        assert any(_holds(ids, tokens) for ids, _ in page), text
+        assert sum(text in said for _, said in page) == 1  # each window says which lines it holds
+    bodies = [ids[1 + len(prefix) : -1] for ids, _ in line]
+    assert len(bodies) > 2 and all(a[-WINDOW_OVERLAP:] == b[:WINDOW_OVERLAP] for a, b in itertools.pairwise(bodies))
+    (whole,) = model.tokenizer.encode([model.clean(prose)])
+    assert bodies[0] + [t for b in bodies[1:] for t in b[WINDOW_OVERLAP:]] == whole
+
+    (many,) = model.windows(["".join(chr(0x4E00 + i * 7 % 20000) for i in range(5000))], "passage: ")
+    assert len(many) == MAX_WINDOWS
+
+
+def test_each_window_is_centred_by_its_own_language(embedder: Embedder) -> None:
+    """A page of English and Chinese lines: each window's vector and share of CJK letters are its own."""
+    english = [f"The {w} meeting moved to room {i}." for i, w in enumerate(["budget", "design", "hiring"] * 4)]
+    chinese = [f"第{i}次会议改到{w}会议室。" for i, w in enumerate(["东", "西", "南", "北"] * 3)]
+    vectors, shares, counts = embedder.passage_windows(["\n".join(english + chinese), TEXTS[1]])
+    assert counts[1] == 1 and len(vectors) == len(shares) == sum(counts) and counts[0] > 2
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    page = shares[: counts[0]]
+    assert (page[: len(english) // 2] == 0.0).all() and page[-1] > 0.8, page
+    # The page's last window is its last line, read and centred as that line alone would be.
+    assert float(vectors[counts[0] - 1] @ embedder.passages([chinese[-1]])[0]) > 0.99
+    assert shares[-1] == 0.0
+
+
+def test_a_list_longer_than_its_windows_is_read_to_its_end(embedder: Embedder) -> None:
+    """A chunk of more short lines than MAX_WINDOWS: lines share windows, and the last is read."""
+    from reme_mcp.index.embedder import MAX_EMBED_TOKENS, MAX_WINDOWS
+
+    model = embedder._runtime.model
+    lines = [f"{i}: a short line" for i in range(200)]
+    (windows,) = model.windows(["\n".join(lines)], "passage: ")
+    assert len(windows) <= MAX_WINDOWS and all(len(ids) <= MAX_EMBED_TOKENS + 2 for ids, _ in windows)
+    assert windows[-1][1].endswith(lines[-1]) and windows[0][1].startswith(lines[0])

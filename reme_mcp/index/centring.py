@@ -38,7 +38,17 @@ def model_means(name: str, dim: int, raw: RawEmbed, stored: Path | None) -> tupl
 
 def centre(texts: list[str], vectors: Vectors, means: Means) -> Vectors:
     """Unit vectors with each text's language mean removed (mixed text by its share of CJK letters)."""
-    share = np.array([[language_means.cjk_share(t)] for t in texts], dtype=np.float32)
+    return centre_by_share(shares_of(texts), vectors, means)
+
+
+def shares_of(texts: list[str]) -> Vectors:
+    """Each text's share of CJK letters."""
+    return np.array([language_means.cjk_share(t) for t in texts], dtype=np.float32)
+
+
+def centre_by_share(shares: Vectors, vectors: Vectors, means: Means) -> Vectors:
+    """Unit vectors with each one's language mean removed, by its text's share of CJK letters."""
+    share = shares.reshape(-1, 1)
     centred = vectors - language_means.STRENGTH * (share * means[1] + (1.0 - share) * means[0])
     norms = np.linalg.norm(centred, axis=1, keepdims=True)
     unit: Vectors = (centred / np.maximum(norms, 1e-6)).astype(np.float32)
@@ -99,11 +109,26 @@ class Centred:
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
         raise NotImplementedError
 
+    def _raw_windows(self, texts: list[str]) -> tuple[Vectors, list[str], list[int]]:
+        """Stored texts' unit vectors, a long text as several windows where the model reads only
+        a text's start, the text of each window, and each text's number of windows; one a text
+        where the model reads them whole."""
+        return self._raw(texts, False), texts, [1] * len(texts)
+
     def passages(self, texts: list[str]) -> Vectors:
         """Unit vectors for stored text, one row per text, centred (language_means.py)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return centre(texts, self._raw(texts, False), self._passage_means)
+
+    def passage_windows(self, texts: list[str]) -> tuple[Vectors, Vectors, list[int]]:
+        """Unit vectors for stored text, centred, all of a long text read (a row per window, each
+        centred by its own language); each row's share of CJK letters; each text's rows."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32), np.zeros(0, dtype=np.float32), []
+        vectors, windows, counts = self._raw_windows(texts)
+        shares = shares_of(windows)
+        return centre_by_share(shares, vectors, self._passage_means), shares, counts
 
     def query(self, text: str) -> Vectors:
         """The unit vector of a question, centred like the stored text."""

@@ -22,7 +22,7 @@ import time
 import weakref
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,16 @@ from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, Embedde
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
-from reme_mcp.index.vectors import ChunkKey, VectorStore, text_digest
+from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore, text_digest
 
 log = logging.getLogger("reme_mcp.index")
 
-# Chunks a model call embeds: about half a second, so a batch never holds a stopping thread
-# long. Its two one-core calls (embedder.py) finish together more often in a bigger one:
-# 128 embedded 210 chunks a second where 64 did 202 (the embedder alone, 3 runs each).
-BATCH = 128
+# What a model call embeds, in tokens (about 128 chunks of a workspace's notes and dialogs):
+# about half a second, so a batch never holds a stopping thread long, a long chunk counting
+# for the windows it is read as. Its two one-core calls (embedder.py) finish together more
+# often in a bigger one: 128 chunks embedded 210 a second where 64 did 202 (the embedder
+# alone, 3 runs each).
+BATCH_TOKENS = 12_000
 EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
 STOP_WAIT = 10.0  # seconds an exiting process waits for the batch being embedded
@@ -200,14 +202,16 @@ class SemanticStage:
         self.vectors.drop(gone)
         saved = time.monotonic()
         batch: list[_Todo] = []
+        tokens = 0
         for item in todo:
             if self._stopping.is_set():
                 batch = []
                 break
             batch.append(item)
-            if sum(len(b.texts) for b in batch) >= BATCH:
+            tokens += sum(_tokens_about(t) for t in item.texts)
+            if tokens >= BATCH_TOKENS:
                 self._embed(worker, batch)
-                batch = []
+                batch, tokens = [], 0
                 if time.monotonic() - saved > SAVE_EVERY:
                     self.vectors.save()
                     saved = time.monotonic()
@@ -217,19 +221,22 @@ class SemanticStage:
         self.vectors.save()
 
     def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
-        """Embeds the chunks of these files whose text the model has not read yet; a chunk an
-        edit left as it was keeps its vector, and equal texts are embedded once."""
+        """Embeds the chunks of these files whose text the model has not read yet (a long one as
+        several windows); a chunk an edit left as it was keeps its rows, and equal texts are
+        embedded once."""
         known = self.vectors.reusable([item.path for item in batch])
         digests = [[text_digest(t) for t in item.texts] for item in batch]
         new = {d: t for item, ds in zip(batch, digests, strict=True) for d, t in zip(ds, item.texts, strict=True)}
         for digest in known:
             new.pop(digest, None)
         if new:
-            known.update(zip(new, worker.passages(list(new.values())), strict=True))
+            vectors, shares, counts = worker.passage_windows(list(new.values()))
+            cuts = np.cumsum(counts)[:-1]
+            read = map(Rows, np.split(vectors, cuts), np.split(shares, cuts))
+            known.update(zip(new, read, strict=True))
             _give_back_memory()
         for item, ds in zip(batch, digests, strict=True):
-            vectors = np.vstack([known[d] for d in ds]) if ds else np.zeros((0, self.vectors.dim), np.float32)
-            self.vectors.put(item.path, item.content_hash, item.chunks, vectors, ds)
+            self.vectors.put(item.path, item.content_hash, item.chunks, [known[d] for d in ds], ds)
 
     def _plan(self) -> tuple[list[_Todo], list[str]]:
         """The files to embed (their chunks read from one searcher) and the paths to drop."""
@@ -326,9 +333,16 @@ def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
         text = f"{speaker}: {content}"
         before_speaker, before = said[i - 1] if i else ("", "")
         if before_speaker:
-            text += f"\n({before_speaker}: {before[:CONTEXT_CHARS].strip()})"
+            text += f" ({before_speaker}: {before[:CONTEXT_CHARS].strip()})"
         texts.append(text)
     return texts
+
+
+def _tokens_about(text: str) -> int:
+    """About how many tokens a model reads of a text: a CJK letter is about one, four other
+    characters are; and a window's own few."""
+    share = language_means.cjk_share(text)
+    return 4 + int(len(text) * (share + (1.0 - share) / 4))
 
 
 def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
@@ -348,8 +362,5 @@ def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.texts = _embedded_texts([said[item.path][i] for i in order])
-        item.chunks = [
-            replace(item.chunks[i], share=language_means.cjk_share(text))
-            for i, text in zip(order, item.texts, strict=True)
-        ]
+        item.chunks = [item.chunks[i] for i in order]
     return [item for item in files.values() if item.content_hash]

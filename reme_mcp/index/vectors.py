@@ -1,7 +1,7 @@
 """The semantic stage's vectors: derived state kept beside the index, never in the workspace.
 
-One vector per chunk, grouped by file and keyed by the file's content hash as the index
-recorded it (records.py): a file edited by a person has a new hash and is embedded again,
+A vector per chunk, or one per window of a long chunk (embedder.py reads a long text as
+several), grouped by file and keyed by the file's content hash as the index recorded it (records.py): a file edited by a person has a new hash and is embedded again,
 a file gone from the index is dropped, a file only touched keeps its vectors. Each chunk
 also keeps a digest of the text the model read, so a file embedded again reuses the
 vectors of the chunks that did not change: a person's edit to one section of a long page,
@@ -9,7 +9,7 @@ or a session's dialog that grows by a message, costs what changed, not the whole
 
 On disk, in the index's private folder (home.py), two files replaced atomically together:
 ``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
-chunks, and each chunk's share of CJK letters for centring.per_question). A store written
+chunks, and each row's share of CJK letters for centring.per_question). A store written
 by another model, or unreadable, is started afresh: vectors can always be computed again
 from the files.
 """
@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from reme_mcp.index import centring
 from reme_mcp.index.embedder import Vectors
 
 log = logging.getLogger("reme_mcp.index")
 
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -45,15 +46,36 @@ class ChunkKey:
     path: str
     start_line: int
     date: str
-    share: float = 0.0  # of CJK letters in the text the model read (centring.per_question)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What the model read of one chunk: a unit vector a window (embedder.py reads a long text
+    as several) and each window's share of CJK letters (centring.per_question)."""
+
+    vectors: Vectors
+    shares: Vectors
 
 
 @dataclass
 class FileVectors:
     content_hash: str
     chunks: list[ChunkKey]
-    vectors: Vectors  # one row per chunk
+    rows: list[Rows]  # per chunk
     digests: list[str]  # per chunk, text_digest() of what the model read
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    matrix: Vectors  # every row
+    starts: NDArray[np.int64]  # where each chunk's rows start
+    keys: list[ChunkKey]
+    places: dict[str, int]  # each chunk id's place in keys
+    shares: Vectors  # each row's share of CJK letters
+
+
+def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
+    return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), dtype=np.float32)
 
 
 def text_digest(text: str) -> str:
@@ -70,9 +92,9 @@ class VectorStore:
         self.model, self.dim = model, dim
         self._files: dict[str, FileVectors] = {}
         self._lock = threading.Lock()
-        # All rows, their keys, each chunk id's row, and each row's share of CJK letters:
-        # rebuilt after a change.
-        self._matrix: tuple[Vectors, list[ChunkKey], dict[str, int], Vectors] | None = None
+        # All rows, where each chunk's rows start, the chunks' keys, each chunk id's place
+        # among them, and each row's share of CJK letters: rebuilt after a change.
+        self._matrix: _Matrix | None = None
         self._unsaved = False
 
     # ---- what is held --------------------------------------------------------------------
@@ -86,16 +108,17 @@ class VectorStore:
         with self._lock:
             return sum(len(f.chunks) for f in self._files.values())
 
-    def put(self, path: str, content_hash: str, chunks: list[ChunkKey], vectors: Vectors, digests: list[str]) -> None:
+    def put(self, path: str, content_hash: str, chunks: list[ChunkKey], rows: list[Rows], digests: list[str]) -> None:
+        """A file's chunks with what the model read of each and the digest of that text."""
         with self._lock:
-            self._files[path] = FileVectors(content_hash, chunks, vectors.astype(np.float32), digests)
+            self._files[path] = FileVectors(content_hash, chunks, rows, digests)
             self._matrix, self._unsaved = None, True
 
-    def reusable(self, paths: Sequence[str]) -> dict[str, Vectors]:
-        """The vectors these files' chunks have now, by text_digest(): what an edit left as it was."""
+    def reusable(self, paths: Sequence[str]) -> dict[str, Rows]:
+        """The rows these files' chunks have now, by text_digest(): what an edit left as it was."""
         with self._lock:
             held = [self._files[p] for p in paths if p in self._files]
-            return {d: f.vectors[row] for f in held for row, d in enumerate(f.digests)}
+            return {d: rows for f in held for d, rows in zip(f.digests, f.rows, strict=True)}
 
     def drop(self, paths: list[str]) -> None:
         with self._lock:
@@ -108,26 +131,32 @@ class VectorStore:
     ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
         """The k chunks most like the query, best first, and how like it each of `chunk_ids` is
         (those without a vector left out), from one product over every vector: the cosine
-        (every vector is a unit vector), each language's pull on this question taken out
-        (centring.per_question)."""
-        matrix, keys, rows, shares = self._all()
+        (every vector is a unit vector) of the chunk's best window, each language's pull on
+        this question taken out (centring.per_question)."""
+        held = self._all()
+        keys = held.keys
         if not keys:
             return [], {}
-        scores = centring.per_question(matrix @ query, shares)
+        scores = np.maximum.reduceat(centring.per_question(held.matrix @ query, held.shares), held.starts)
         k = min(k, len(keys))
         top = np.argpartition(-scores, k - 1)[:k]
         ranked = top[np.argsort(-scores[top], kind="stable")]
-        similar = {c: float(scores[rows[c]]) for c in chunk_ids if c in rows}
+        similar = {c: float(scores[held.places[c]]) for c in chunk_ids if c in held.places}
         return [(keys[int(i)], float(scores[int(i)])) for i in ranked], similar
 
-    def _all(self) -> tuple[Vectors, list[ChunkKey], dict[str, int], Vectors]:
+    def _all(self) -> _Matrix:
         with self._lock:
             if self._matrix is None:
                 keys = [c for f in self._files.values() for c in f.chunks]
-                rows = [f.vectors for f in self._files.values() if len(f.chunks)]
-                matrix = np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
-                shares = np.array([key.share for key in keys], dtype=np.float32)
-                self._matrix = (matrix, keys, {key.chunk_id: row for row, key in enumerate(keys)}, shares)
+                rows = [r for f in self._files.values() for r in f.rows]
+                counts = np.array([len(r.vectors) for r in rows], dtype=np.int64)
+                self._matrix = _Matrix(
+                    _stacked([r.vectors for r in rows], self.dim),
+                    (np.cumsum(counts) - counts).astype(np.int64),
+                    keys,
+                    {key.chunk_id: place for place, key in enumerate(keys)},
+                    np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
+                )
             return self._matrix
 
     # ---- on disk -------------------------------------------------------------------------
@@ -158,14 +187,13 @@ class VectorStore:
                 "path": p,
                 "hash": f.content_hash,
                 "chunks": [
-                    [c.chunk_id, c.start_line, c.date, d, round(c.share, 3)]
-                    for c, d in zip(f.chunks, f.digests, strict=True)
+                    [c.chunk_id, c.start_line, c.date, d, [round(float(x), 3) for x in r.shares]]
+                    for c, d, r in zip(f.chunks, f.digests, f.rows, strict=True)
                 ],
             }
             for p, f in files.items()
         ]
-        rows = [f.vectors for f in files.values() if len(f.chunks)]
-        matrix = np.vstack(rows).astype(np.float16) if rows else np.zeros((0, self.dim), dtype=np.float16)
+        matrix = _stacked([r.vectors for f in files.values() for r in f.rows], self.dim).astype(np.float16)
         meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "files": entries}
         tmp_npy, tmp_meta = self._npy.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
         try:
@@ -193,13 +221,18 @@ def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVector
     row = 0
     for entry in meta["files"]:
         path = str(entry["path"])
-        chunks = [ChunkKey(str(c[0]), path, int(c[1]), str(c[2]), float(c[4])) for c in entry["chunks"]]
-        block = matrix[row : row + len(chunks)]
-        if len(block) != len(chunks):
-            raise ValueError("the vector file is shorter than its description")
-        digests = [str(c[3]) for c in entry["chunks"]]
-        files[path] = FileVectors(str(entry["hash"]), chunks, block.astype(np.float32), digests)
-        row += len(chunks)
+        chunks, rows, digests = [], [], []
+        for chunk_id, start_line, day, digest, shares in entry["chunks"]:
+            if not isinstance(shares, list) or not shares:
+                raise ValueError("a chunk of the vector file's description has no rows")
+            block = matrix[row : row + len(shares)]
+            if len(block) != len(shares):
+                raise ValueError("the vector file is shorter than its description")
+            chunks.append(ChunkKey(str(chunk_id), path, int(start_line), str(day)))
+            rows.append(Rows(block.astype(np.float32), np.array(shares, dtype=np.float32)))
+            digests.append(str(digest))
+            row += len(block)
+        files[path] = FileVectors(str(entry["hash"]), chunks, rows, digests)
     if row != len(matrix):
         raise ValueError("the vector file is longer than its description")
     return files
