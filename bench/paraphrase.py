@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paraphrase_data import EN_FUNCTION, EN_TAILS, EVENTS, WHO, ZH_FUNCTION, ZH_TAILS
 
 from reme_mcp.config import load_settings
-from reme_mcp.index import embedder
+from reme_mcp.index import windows
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.ops.memory import Memory
 
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the table as JSON to this file")
     args = parser.parse_args(argv)
     if args.first_window_only:
-        embedder.MAX_WINDOWS = 1
+        windows.MAX_WINDOWS = 1
 
     tmp = Path(tempfile.mkdtemp(prefix="reme-paraphrase-"))
     os.environ["REME_INDEX_DIR"] = str(tmp / "index")

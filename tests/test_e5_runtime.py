@@ -145,7 +145,8 @@ def _holds(window: list[int], tokens: list[int]) -> bool:
 def test_a_long_text_is_read_whole_in_windows(embedder: Embedder) -> None:
     """What fits one window is read as before; a longer text line by line, a long line in
     windows that overlap, so every line is whole in one window; at most MAX_WINDOWS."""
-    from reme_mcp.index.embedder import MAX_EMBED_TOKENS, MAX_WINDOWS, WINDOW_OVERLAP
+    from reme_mcp.index.embedder import MAX_EMBED_TOKENS
+    from reme_mcp.index.windows import MAX_WINDOWS, WINDOW_OVERLAP
 
     model = embedder._runtime.model
     prefix = model.tokenizer.encode([model.clean("passage:")])[0]
@@ -187,7 +188,8 @@ def test_each_window_is_centred_by_its_own_language(embedder: Embedder) -> None:
 
 def test_a_list_longer_than_its_windows_is_read_to_its_end(embedder: Embedder) -> None:
     """A chunk of more short lines than MAX_WINDOWS: lines share windows, and the last is read."""
-    from reme_mcp.index.embedder import MAX_EMBED_TOKENS, MAX_WINDOWS
+    from reme_mcp.index.embedder import MAX_EMBED_TOKENS
+    from reme_mcp.index.windows import MAX_WINDOWS
 
     model = embedder._runtime.model
     lines = [f"{i}: a short line" for i in range(200)]

@@ -360,3 +360,22 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     assert set(hub_models.BUNDLED) == set(embedder.MODELS)
     assert hub_models.BUNDLED[0] == embedder.DEFAULT_MODEL
+
+
+def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path], tmp_path: Path) -> None:
+    """A fetched model reads at most 96 tokens at once, as the bundled one: a longer text is read
+    line by line, so a word on its last line still makes its vector."""
+    import numpy as np
+
+    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+
+    url, _ = hub
+    models = tmp_path / "models"
+    assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
+    model = OnnxEmbedder("words", models)
+    page = "\n".join([*(f"line {i} holds nothing this model knows" for i in range(30)), "he sold the automobile"])
+    vectors, _, counts = model.passage_windows([page, "tennis racket"])
+    assert counts[0] > 1 and counts[1] == 1 and len(vectors) == sum(counts)
+    car = model.query("car")
+    assert float(np.max(vectors[: counts[0]] @ car)) > 0.8  # the last line's window
+    assert float(model.passages([page])[0] @ car) < 0.1  # the page's start alone: the word is not read

@@ -499,7 +499,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     language) about its last line finds it; read from its start alone, it is not found."""
     import random
 
-    from reme_mcp.index import embedder
+    from reme_mcp.index import windows
     from reme_mcp.ops.memory import Memory
 
     target = "My sister is teaching her young dog to sit."
@@ -525,7 +525,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     assert found(whole, "Who trains a puppy?")[:1] == ["memory/topics/page-07.md"]
     assert "memory/topics/page-07.md" in found(whole, "谁在训练小狗？")
 
-    monkeypatch.setattr(embedder, "MAX_WINDOWS", 1)
+    monkeypatch.setattr(windows, "MAX_WINDOWS", 1)
     start = workspace("start")
     monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-start"))
     assert "memory/topics/page-07.md" not in found(start, "Who trains a puppy?")

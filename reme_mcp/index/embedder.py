@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import centring, e5_graph, e5_tokenizer
+from reme_mcp.index import centring, e5_graph, e5_tokenizer, windows
 from reme_mcp.index.e5_file import E5File
 
 DEFAULT_MODEL = "multilingual-e5-small"
@@ -40,18 +40,6 @@ MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small
 # A chunk's start is what is embedded: the model's cost grows with the length, while a
 # chunk's gist is at its start.
 MAX_EMBED_TOKENS = 96
-# Stored text longer than that is read whole, as several windows, a chunk scoring as its best
-# one (vectors.py): line by line, so a page's list of facts keeps each fact's own vector (a
-# line under LINE_TOKENS, a heading, joins the next; lines are joined further only when a
-# chunk would otherwise have more than MAX_WINDOWS), and a line longer than a window in
-# windows that share WINDOW_OVERLAP tokens, so a sentence cut at one's edge is whole in the
-# next. On pages of 16 facts to a section, a question in other words found its page in the
-# top 5 for 14% of the questions read from each chunk's start alone, 23% read in windows of
-# 96 tokens, 61% line by line (bench/paraphrase.py --per-section 16, docs/semantic.md).
-# A question is read as one window.
-WINDOW_OVERLAP = 16
-MAX_WINDOWS = 32
-LINE_TOKENS = 8
 DIM = 384
 # Texts a model call takes, sorted by length so little of a batch is padding; and the
 # padded tokens one call holds at most. A call runs on one core, and small calls keep its
@@ -127,24 +115,17 @@ class _Model:
     def windows(self, texts: list[str], prefix: str) -> list[list[tuple[list[int], str]]]:
         """Each text's windows as the model reads them, with the text each one is of (for its
         language). A text that fits one window is read as ids() reads it; a longer one line by
-        line (above MAX_WINDOWS)."""
+        line (windows.py)."""
         prefix_ids: list[int] = self.tokenizer.encode([self.clean(prefix.strip())])[0]
         whole = self._encoded(texts, prefix)
         out = [[(self._read(e), text)] for e, text in zip(whole, texts, strict=True)]
         long = [i for i, e in enumerate(whole) if len(e) > MAX_EMBED_TOKENS]
-        lines = [[line for line in texts[i][:_READ_CHARS].split("\n") if line.strip()] for i in long]
+        lines = [windows.lines_of(texts[i][:_READ_CHARS]) for i in long]
         encoded = iter(self.tokenizer.encode([self.clean(line) for each in lines for line in each]))
         width = MAX_EMBED_TOKENS - len(prefix_ids)
         for i, each in zip(long, lines, strict=True):
-            read = list(zip(each, (next(encoded) for _ in each), strict=True))
-            units = _units(read, 0)
-            if len(units) > MAX_WINDOWS:  # more lines than windows: as many lines as fit a window share one
-                units = _units(read, width)
-            windows = []
-            for tokens, text in units:
-                starts = range(0, max(1, len(tokens) - WINDOW_OVERLAP), width - WINDOW_OVERLAP)
-                windows += [(self._read(prefix_ids + tokens[s : s + width]), text) for s in starts]
-            out[i] = windows[:MAX_WINDOWS]
+            read = [(line, next(encoded)) for line in each]
+            out[i] = [(self._read(prefix_ids + tokens), text) for tokens, text in windows.windows(read, width)]
         return out
 
     def _encoded(self, texts: list[str], prefix: str) -> list[list[int]]:
@@ -247,19 +228,6 @@ class _Runtime:
         mask = feed["mask"]
         pooled: Vectors = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled
-
-
-def _units(lines: list[tuple[str, list[int]]], fill: int) -> list[tuple[list[int], str]]:
-    """Lines (text, tokens) grouped into what a window reads: a line joins the one before while
-    that has under LINE_TOKENS, or (with `fill`) while both fit in `fill` tokens."""
-    units: list[tuple[list[int], str]] = []
-    for line, tokens in lines:
-        if units and (len(units[-1][0]) < LINE_TOKENS or len(units[-1][0]) + len(tokens) <= fill):
-            held, text = units[-1]
-            units[-1] = (held + tokens, f"{text}\n{line}")
-        else:
-            units.append((tokens, line))
-    return units
 
 
 _SPACES = re.compile(" {2,}")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring, hub_models
+from reme_mcp.index import centring, hub_models, windows
 from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
 
 Vectors = centring.Vectors
@@ -52,6 +52,7 @@ class OnnxEmbedder(centring.Centred):
         if "input_ids" not in self._inputs:
             raise EmbedderUnavailable(f"the model {name} takes no input_ids: it is not a text encoder this runs")
         self._spec = spec
+        self._marks = _marks(tokenizer)
         self.name = name
         try:
             self.dim = int(self._raw(["a"], False).shape[1])
@@ -63,12 +64,48 @@ class OnnxEmbedder(centring.Centred):
         self._passage_means, self._query_means = means
 
     def _raw(self, texts: list[str], is_query: bool) -> Vectors:
-        """Unit vectors, in `texts`' order; texts of like length share a call (embedder.by_length)."""
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        """Unit vectors of texts' starts (MAX_EMBED_TOKENS), in `texts`' order."""
         prefix = self._spec.query_prefix if is_query else self._spec.passage_prefix
-        encoded = self._tokenizer.encode_batch([prefix + (" ".join(t.split()) or " ") for t in texts])
-        ids = [list(e.ids) for e in encoded]
+        return self._vectors([self._start(ids) for ids in self._encoded(texts, prefix)])
+
+    def _raw_windows(self, texts: list[str]) -> tuple[Vectors, list[str], list[int]]:
+        """Stored texts read whole: one that fits a window as _raw reads it, a longer one line
+        by line (windows.py); the vectors, the text of each, and each text's number."""
+        prefix = self._spec.passage_prefix
+        head, tail = self._marks
+        prefix_ids = (
+            list(self._tokenizer.encode(prefix.strip(), add_special_tokens=False).ids) if prefix.strip() else []
+        )
+        width = MAX_EMBED_TOKENS - len(head) - len(tail) - len(prefix_ids)
+        rows: list[list[int]] = []
+        said: list[str] = []
+        counts: list[int] = []
+        for text, ids in zip(texts, self._encoded(texts, prefix), strict=True):
+            if len(ids) <= MAX_EMBED_TOKENS:
+                read = [(ids, text)]
+            else:
+                lines = windows.lines_of(text)
+                encoded = self._tokenizer.encode_batch([_spaced(line) for line in lines], add_special_tokens=False)
+                got = windows.windows([(line, list(e.ids)) for line, e in zip(lines, encoded, strict=True)], width)
+                read = [(head + prefix_ids + tokens + tail, lines_read) for tokens, lines_read in got]
+            rows += [r for r, _ in read]
+            said += [t for _, t in read]
+            counts.append(len(read))
+        return self._vectors(rows), said, counts
+
+    def _encoded(self, texts: list[str], prefix: str) -> list[list[int]]:
+        """Texts' token ids with the model's marks, whole."""
+        return [list(e.ids) for e in self._tokenizer.encode_batch([prefix + _spaced(t) for t in texts])]
+
+    def _start(self, ids: list[int]) -> list[int]:
+        """A text's first MAX_EMBED_TOKENS tokens, its closing marks kept."""
+        tail = self._marks[1]
+        return ids if len(ids) <= MAX_EMBED_TOKENS else ids[: MAX_EMBED_TOKENS - len(tail)] + tail
+
+    def _vectors(self, ids: list[list[int]]) -> Vectors:
+        """Unit vectors of token ids, in order; texts of like length share a call (embedder.by_length)."""
+        if not ids:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         rows: dict[int, Vectors] = {}
         for batch in by_length(ids) if self._batches else [[i] for i in range(len(ids))]:
             try:
@@ -80,7 +117,7 @@ class OnnxEmbedder(centring.Centred):
                 self._batches = False
                 pooled = np.vstack([self._pooled([ids[i]]) for i in batch])
             rows.update(zip(batch, pooled, strict=True))
-        out = np.vstack([rows[i] for i in range(len(texts))])
+        out = np.vstack([rows[i] for i in range(len(ids))])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         unit: Vectors = (out / np.maximum(norms, 1e-6)).astype(np.float32)
         return unit
@@ -117,8 +154,8 @@ def _load(tokenizer_file: Path, onnx_file: Path, threads: int) -> tuple[Any, Any
     with _LOCK:
         if key not in _LOADED:
             tokenizer = Tokenizer.from_file(str(tokenizer_file))
-            # A chunk's start is what is embedded, as with the bundled model (embedder.py).
-            tokenizer.enable_truncation(max_length=MAX_EMBED_TOKENS)
+            # Whole texts: a text is cut (OnnxEmbedder._start) or read in windows (windows.py) here.
+            tokenizer.no_truncation()
             tokenizer.no_padding()
             options = onnxruntime.SessionOptions()
             # The stage embeds a workspace on two threads (at the lowest priority), a question on one.
@@ -128,3 +165,18 @@ def _load(tokenizer_file: Path, onnx_file: Path, threads: int) -> tuple[Any, Any
             session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
             _LOADED[key] = (tokenizer, session)
         return _LOADED[key]
+
+
+def _spaced(text: str) -> str:
+    """A text's runs of white space as one space (never empty: a tokenizer may reject that)."""
+    return " ".join(text.split()) or " "
+
+
+def _marks(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after a text's own: [CLS] and [SEP], <s> and </s>, or none."""
+    bare = list(tokenizer.encode("a", add_special_tokens=False).ids)
+    marked = list(tokenizer.encode("a").ids)
+    for i in range(len(marked) - len(bare) + 1):
+        if marked[i : i + len(bare)] == bare:
+            return marked[:i], marked[i + len(bare) :]
+    return [], []
