@@ -210,9 +210,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def semantic_paths(query: str) -> list[str]:
         seen: list[str] = []
-        for key, _ in hook.stage.nearest(query, 30):
-            if key.path not in seen:
-                seen.append(key.path)
+        for near in hook.stage.nearest(query, 30):
+            if near.key.path not in seen:
+                seen.append(near.key.path)
         return seen[:10]
 
     rankers: dict[str, Callable[[str], list[str]]] = {

@@ -176,7 +176,8 @@ def test_each_window_is_centred_by_its_own_language(embedder: Embedder) -> None:
     """A page of English and Chinese lines: each window's vector and share of CJK letters are its own."""
     english = [f"The {w} meeting moved to room {i}." for i, w in enumerate(["budget", "design", "hiring"] * 4)]
     chinese = [f"第{i}次会议改到{w}会议室。" for i, w in enumerate(["东", "西", "南", "北"] * 3)]
-    vectors, shares, counts = embedder.passage_windows(["\n".join(english + chinese), TEXTS[1]])
+    read = embedder.passage_windows(["\n".join(english + chinese), TEXTS[1]])
+    vectors, shares, counts = read.vectors, read.shares, read.counts
     assert counts[1] == 1 and len(vectors) == len(shares) == sum(counts) and counts[0] > 2
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
     page = shares[: counts[0]]

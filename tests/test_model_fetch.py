@@ -374,7 +374,8 @@ def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path],
     assert cli(models, "model", "fetch", "words", "--repo", "tiny/words", "--hub", url).returncode == 0
     model = OnnxEmbedder("words", models)
     page = "\n".join([*(f"line {i} holds nothing this model knows" for i in range(30)), "he sold the automobile"])
-    vectors, _, counts = model.passage_windows([page, "tennis racket"])
+    read = model.passage_windows([page, "tennis racket"])
+    vectors, counts = read.vectors, read.counts
     assert counts[0] > 1 and counts[1] == 1 and len(vectors) == sum(counts)
     car = model.query("car")
     assert float(np.max(vectors[: counts[0]] @ car)) > 0.8  # the last line's window

@@ -430,7 +430,8 @@ def _store_of(tmp_path: Path, rows: list[tuple[str, float, list[float]]]) -> Any
     vectors = np.array([v for _, _, v in rows], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     read = [
-        Rows(vector[None], np.array([share], np.float32)) for vector, (_, share, _) in zip(vectors, rows, strict=True)
+        Rows(vector[None], np.array([share], np.float32), [0])
+        for vector, (_, share, _) in zip(vectors, rows, strict=True)
     ]
     store.put("memory/a.md", "h", keys, read, [cid for cid, _, _ in rows])
     return store
@@ -454,7 +455,7 @@ def test_a_languages_pull_on_a_question_is_taken_out_and_a_lone_note_keeps_its_p
 
     one_language = [(cid, 0.0, v) for cid, _, v in chinese + english]
     top, similar = _store_of(tmp_path / "english", one_language).nearest(question, 12, ["answer", "en0"])
-    assert [(k.chunk_id, round(s, 5)) for k, s in top] == sorted(
+    assert [(n.key.chunk_id, round(n.similarity, 5)) for n in top] == sorted(
         ((cid, round(cos, 5)) for cid, cos in cosines.items()), key=lambda p: -p[1]
     )
     assert similar == pytest.approx({"answer": cosines["answer"], "en0": cosines["en0"]}, abs=1e-5)
@@ -524,6 +525,10 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-whole"))
     assert found(whole, "Who trains a puppy?")[:1] == ["memory/topics/page-07.md"]
     assert "memory/topics/page-07.md" in found(whole, "谁在训练小狗？")
+    # A snippet too short for the page shows the part the model found, not the page's start.
+    shown = Memory(load_settings(str(whole), "UTC", "on")).search("Who trains a puppy?", limit=1, max_chars=200)
+    assert shown.truncated and [h.path for h in shown.results] == ["memory/topics/page-07.md"]
+    assert target in shown.results[0].snippet, shown.results[0].snippet
 
     monkeypatch.setattr(windows, "MAX_WINDOWS", 1)
     start = workspace("start")
@@ -545,12 +550,14 @@ def test_a_chunk_read_in_windows_scores_its_best_and_is_kept_across_processes(tm
 
     question = np.array([1.0, 0.0, 0.0], dtype=np.float32)
     keys = [ChunkKey("long", "memory/a.md", 1, ""), ChunkKey("short", "memory/a.md", 20, "")]
-    long_rows = Rows(np.array([unit(0.1, 1, 0), unit(0.2, 0, 1), unit(0.9, 0.1, 0.1)], np.float32), np.zeros(3))
-    short_rows = Rows(np.array([unit(0.7, 0.7, 0)], np.float32), np.zeros(1))
+    long_rows = Rows(
+        np.array([unit(0.1, 1, 0), unit(0.2, 0, 1), unit(0.9, 0.1, 0.1)], np.float32), np.zeros(3), [0, 20, 40]
+    )
+    short_rows = Rows(np.array([unit(0.7, 0.7, 0)], np.float32), np.zeros(1), [0])
     store = VectorStore(tmp_path, "test-model", 3)
     store.put("memory/a.md", "h", keys, [long_rows, short_rows], ["d-long", "d-short"])
     top, similar = store.nearest(question, 2, ["long", "short"])
-    assert [k.chunk_id for k, _ in top] == ["long", "short"]
+    assert [(n.key.chunk_id, n.at) for n in top] == [("long", 40), ("short", 0)]  # the best window's start
     assert similar == pytest.approx({"long": unit(0.9, 0.1, 0.1)[0], "short": unit(0.7, 0.7, 0)[0]}, abs=1e-6)
     assert store.chunk_count() == 2
     store.save()
@@ -558,12 +565,12 @@ def test_a_chunk_read_in_windows_scores_its_best_and_is_kept_across_processes(tm
     again = VectorStore(tmp_path, "test-model", 3)
     again.load()
     assert again.hashes() == {"memory/a.md": "h"}
-    assert [k.chunk_id for k, _ in again.nearest(question, 2)[0]] == ["long", "short"]
+    assert [(n.key.chunk_id, n.at) for n in again.nearest(question, 2)[0]] == [("long", 40), ("short", 0)]
     assert len(again.reusable(["memory/a.md"])["d-long"].vectors) == 3
 
     description = tmp_path / "vectors-test-model.json"
     meta = json.loads(description.read_text(encoding="utf-8"))
-    meta["files"][0]["chunks"][0][4] = [0.0, 0.0]  # two rows said where three are
+    meta["files"][0]["chunks"][0][4:] = [[0.0, 0.0], [0, 20]]  # two rows said where three are
     description.write_text(json.dumps(meta), encoding="utf-8")
     damaged = VectorStore(tmp_path, "test-model", 3)
     damaged.load()

@@ -222,7 +222,10 @@ class MemoryIndex:
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
         terms = frozenset(tokens)
-        finished = [FoundHit(a.hit, *snippet(a.hit.content, terms, share), a.superseded_by, a.newer) for a in arranged]
+        finished = [
+            FoundHit(a.hit, *snippet(a.hit.content, terms, share, a.hit.meant_at), a.superseded_by, a.newer)
+            for a in arranged
+        ]
         return Found(finished, max(total, len(finished)))
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,16 @@ def joined(asked: Vectors, said: Vectors) -> Vectors:
     return unit
 
 
+@dataclass(frozen=True)
+class Read:
+    """Stored texts as the model read them: a row a window, in the texts' order."""
+
+    vectors: Vectors  # centred unit vectors
+    windows: list[str]  # the text each window is of
+    shares: Vectors  # each window's share of CJK letters
+    counts: list[int]  # each text's windows
+
+
 class Centred:
     """What every embedder gives the stage: centred unit vectors for stored text and questions.
 
@@ -121,14 +132,11 @@ class Centred:
             return np.zeros((0, self.dim), dtype=np.float32)
         return centre(texts, self._raw(texts, False), self._passage_means)
 
-    def passage_windows(self, texts: list[str]) -> tuple[Vectors, Vectors, list[int]]:
-        """Unit vectors for stored text, centred, all of a long text read (a row per window, each
-        centred by its own language); each row's share of CJK letters; each text's rows."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32), np.zeros(0, dtype=np.float32), []
-        vectors, windows, counts = self._raw_windows(texts)
+    def passage_windows(self, texts: list[str]) -> Read:
+        """Stored texts read whole (a long one in windows, windows.py), each window centred by its own language."""
+        vectors, windows, counts = self._raw_windows(texts) if texts else (np.zeros((0, self.dim)), [], [])
         shares = shares_of(windows)
-        return centre_by_share(shares, vectors, self._passage_means), shares, counts
+        return Read(centre_by_share(shares, vectors.astype(np.float32), self._passage_means), windows, shares, counts)
 
     def query(self, text: str) -> Vectors:
         """The unit vector of a question, centred like the stored text."""

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from reme_mcp.config import default_models_home
 from reme_mcp.index import hub_models
-from reme_mcp.index.centring import Vectors
+from reme_mcp.index.centring import Read, Vectors
 from reme_mcp.index.embedder import Embedder
 
 
@@ -20,7 +20,7 @@ class TextEmbedder(Protocol):
 
     def passages(self, texts: list[str]) -> Vectors: ...
 
-    def passage_windows(self, texts: list[str]) -> tuple[Vectors, Vectors, list[int]]: ...
+    def passage_windows(self, texts: list[str]) -> Read: ...
 
     def query(self, text: str) -> Vectors: ...
 

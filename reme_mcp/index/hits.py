@@ -17,6 +17,7 @@ class ChunkHit:
     date: str | None
     content: str
     docnum: int = -1  # where the searcher that found it holds it (see MemoryIndex.following)
+    meant_at: int = 0  # where in `content` the part the model found like the question starts
 
 
 def chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHit:

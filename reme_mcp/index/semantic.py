@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 from whoosh.searching import Searcher
 
-from reme_mcp.index import centring, language_means
+from reme_mcp.index import centring, language_means, windows
 from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
-from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore, text_digest
+from reme_mcp.index.vectors import ChunkKey, Near, Rows, VectorStore, text_digest
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -119,13 +119,13 @@ class SemanticStage:
         """Wait until the model is loaded or known to be missing."""
         return self._loaded.wait(timeout)
 
-    def nearest(self, text: str, k: int) -> list[tuple[ChunkKey, float]]:
+    def nearest(self, text: str, k: int) -> list[Near]:
         """The chunks most like `text`, best first; none while the model loads or when it is missing."""
         return self.ask(text, k, ())[0]
 
     def ask(
         self, text: str, k: int, chunk_ids: Sequence[str], as_text_too: bool = False
-    ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
+    ) -> tuple[list[Near], dict[str, float]]:
         """The k chunks most like `text`, and how like it each of `chunk_ids` is, from one embedding
         of the question (`as_text_too`: two, centring.joined); nothing while the model loads or
         when it is missing."""
@@ -230,10 +230,13 @@ class SemanticStage:
         for digest in known:
             new.pop(digest, None)
         if new:
-            vectors, shares, counts = worker.passage_windows(list(new.values()))
-            cuts = np.cumsum(counts)[:-1]
-            read = map(Rows, np.split(vectors, cuts), np.split(shares, cuts))
-            known.update(zip(new, read, strict=True))
+            read = worker.passage_windows(list(new.values()))
+            cuts = np.cumsum(read.counts)[:-1]
+            for (digest, text), vectors, shares, first in zip(
+                new.items(), np.split(read.vectors, cuts), np.split(read.shares, cuts), [0, *cuts], strict=True
+            ):
+                said = read.windows[first : first + len(vectors)]
+                known[digest] = Rows(vectors, shares, windows.offsets(text, said))
             _give_back_memory()
         for item, ds in zip(batch, digests, strict=True):
             self.vectors.put(item.path, item.content_hash, item.chunks, [known[d] for d in ds], ds)

@@ -116,12 +116,14 @@ class SemanticHook:
         heads = [_chunk_id(h) for h in hits[: fusion.RERANK_DEPTH]]
         found, similar = self.stage.ask(text, SEMANTIC_DEPTH, heads, as_text_too=weak)
         near = [
-            (key.chunk_id, similarity)
-            for key, similarity in found
-            if (prefix is None or key.path.startswith(prefix))
-            and (start is None or start <= key.date)
-            and (end is None or (key.date and key.date <= end))
+            (n.key.chunk_id, n.similarity)
+            for n in found
+            if (prefix is None or n.key.path.startswith(prefix))
+            and (start is None or start <= n.key.date)
+            and (end is None or (n.key.date and n.key.date <= end))
         ]
+        # Where a long chunk's best window starts: its snippet shows that part (snippets.py).
+        meant_at = {n.key.chunk_id: n.at for n in found}
         if not near and not similar:
             return hits, total
         order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar)
@@ -134,7 +136,7 @@ class SemanticHook:
             hit = by_id.get(chunk)
             if hit is None or ws.entry(hit.path) is None:
                 continue  # gone from the index, or the file deleted since the last scan
-            out.append(dataclasses.replace(hit, score=score))  # type: ignore[type-var]
+            out.append(dataclasses.replace(hit, score=score, meant_at=meant_at.get(chunk, 0)))  # type: ignore[type-var]
         return ranking.diversify(out, limit), max(total, len(out))
 
     def _fetch(self, searcher: Searcher, chunk_ids: list[str]) -> dict[str, Any]:

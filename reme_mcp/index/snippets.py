@@ -29,11 +29,14 @@ def first_match(text: str, terms: Collection[str]) -> int | None:
     return None
 
 
-def snippet(text: str, terms: Collection[str], budget: int) -> tuple[str, bool]:
-    """The text cut to `budget` characters, a quarter of it before the first match; whether it was cut."""
+def snippet(text: str, terms: Collection[str], budget: int, meant_at: int = 0) -> tuple[str, bool]:
+    """The text cut to `budget` characters, a quarter of it before the first match, else before
+    `meant_at` (where the part the model found like the question starts); whether it was cut."""
     if len(text) <= budget:
         return text, False
-    anchor = first_match(text[:MAX_SCAN_CHARS], terms) or 0
+    anchor = first_match(text[:MAX_SCAN_CHARS], terms)
+    if anchor is None:
+        anchor = min(max(0, meant_at), len(text))
     start = max(0, min(anchor - budget // 4, len(text) - budget))
     piece = text[start : start + budget]
     return ("…" if start else "") + piece + ("…" if start + budget < len(text) else ""), True

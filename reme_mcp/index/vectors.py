@@ -25,7 +25,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,11 +50,21 @@ class ChunkKey:
 
 @dataclass(frozen=True)
 class Rows:
-    """What the model read of one chunk: a unit vector a window (embedder.py reads a long text
-    as several) and each window's share of CJK letters (centring.per_question)."""
+    """What the model read of one chunk: a unit vector a window (windows.py: a long text is read
+    as several), each window's share of CJK letters (centring.per_question), and where in the
+    chunk's text each window starts."""
 
     vectors: Vectors
     shares: Vectors
+    at: list[int]
+
+
+class Near(NamedTuple):
+    """A chunk near a question: its cosine similarity, and where its best window starts."""
+
+    key: ChunkKey
+    similarity: float
+    at: int
 
 
 @dataclass
@@ -72,6 +82,7 @@ class _Matrix:
     keys: list[ChunkKey]
     places: dict[str, int]  # each chunk id's place in keys
     shares: Vectors  # each row's share of CJK letters
+    at: list[int]  # where each row's window starts in its chunk's text
 
 
 def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
@@ -126,9 +137,7 @@ class VectorStore:
                 if self._files.pop(path, None) is not None:
                     self._matrix, self._unsaved = None, True
 
-    def nearest(
-        self, query: Vectors, k: int, chunk_ids: Sequence[str] = ()
-    ) -> tuple[list[tuple[ChunkKey, float]], dict[str, float]]:
+    def nearest(self, query: Vectors, k: int, chunk_ids: Sequence[str] = ()) -> tuple[list[Near], dict[str, float]]:
         """The k chunks most like the query, best first, and how like it each of `chunk_ids` is
         (those without a vector left out), from one product over every vector: the cosine
         (every vector is a unit vector) of the chunk's best window, each language's pull on
@@ -137,12 +146,15 @@ class VectorStore:
         keys = held.keys
         if not keys:
             return [], {}
-        scores = np.maximum.reduceat(centring.per_question(held.matrix @ query, held.shares), held.starts)
+        by_row = centring.per_question(held.matrix @ query, held.shares)
+        scores = np.maximum.reduceat(by_row, held.starts)
         k = min(k, len(keys))
         top = np.argpartition(-scores, k - 1)[:k]
-        ranked = top[np.argsort(-scores[top], kind="stable")]
+        ranked = [int(i) for i in top[np.argsort(-scores[top], kind="stable")]]
+        ends = [*held.starts[1:], len(by_row)]
+        best = [held.starts[i] + int(np.argmax(by_row[held.starts[i] : ends[i]])) for i in ranked]
         similar = {c: float(scores[held.places[c]]) for c in chunk_ids if c in held.places}
-        return [(keys[int(i)], float(scores[int(i)])) for i in ranked], similar
+        return [Near(keys[i], float(scores[i]), held.at[row]) for i, row in zip(ranked, best, strict=True)], similar
 
     def _all(self) -> _Matrix:
         with self._lock:
@@ -156,6 +168,7 @@ class VectorStore:
                     keys,
                     {key.chunk_id: place for place, key in enumerate(keys)},
                     np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
+                    [at for r in rows for at in r.at],
                 )
             return self._matrix
 
@@ -187,7 +200,7 @@ class VectorStore:
                 "path": p,
                 "hash": f.content_hash,
                 "chunks": [
-                    [c.chunk_id, c.start_line, c.date, d, [round(float(x), 3) for x in r.shares]]
+                    [c.chunk_id, c.start_line, c.date, d, [round(float(x), 3) for x in r.shares], r.at]
                     for c, d, r in zip(f.chunks, f.digests, f.rows, strict=True)
                 ],
             }
@@ -222,14 +235,14 @@ def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVector
     for entry in meta["files"]:
         path = str(entry["path"])
         chunks, rows, digests = [], [], []
-        for chunk_id, start_line, day, digest, shares in entry["chunks"]:
-            if not isinstance(shares, list) or not shares:
+        for chunk_id, start_line, day, digest, shares, at in entry["chunks"]:
+            if not isinstance(shares, list) or not shares or not isinstance(at, list) or len(at) != len(shares):
                 raise ValueError("a chunk of the vector file's description has no rows")
             block = matrix[row : row + len(shares)]
             if len(block) != len(shares):
                 raise ValueError("the vector file is shorter than its description")
             chunks.append(ChunkKey(str(chunk_id), path, int(start_line), str(day)))
-            rows.append(Rows(block.astype(np.float32), np.array(shares, dtype=np.float32)))
+            rows.append(Rows(block.astype(np.float32), np.array(shares, dtype=np.float32), [int(a) for a in at]))
             digests.append(str(digest))
             row += len(block)
         files[path] = FileVectors(str(entry["hash"]), chunks, rows, digests)

@@ -42,6 +42,17 @@ def windows(lines: list[tuple[str, Tokens]], width: int) -> list[tuple[Tokens, s
     return out[:MAX_WINDOWS]
 
 
+def offsets(text: str, windows: list[str]) -> list[int]:
+    """Where in `text` each of its windows (the lines each is of, in order) starts: a search
+    by meaning shows a long chunk from the window that matched (snippets.py)."""
+    at, out = 0, []
+    for window in windows:
+        found = text.find(window.split("\n", 1)[0], at)
+        at = found if found >= 0 else at
+        out.append(at)
+    return out
+
+
 def _units(lines: list[tuple[str, Tokens]], fill: int) -> list[tuple[Tokens, str]]:
     """Lines grouped into what a window reads: a line joins the one before while that has under
     LINE_TOKENS, or (with `fill`) while both fit in `fill` tokens."""
