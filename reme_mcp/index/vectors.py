@@ -1,17 +1,18 @@
 """The semantic stage's vectors: derived state kept beside the index, never in the workspace.
 
-A vector per chunk, or one per window of a long chunk (embedder.py reads a long text as
-several), grouped by file and keyed by the file's content hash as the index recorded it (records.py): a file edited by a person has a new hash and is embedded again,
-a file gone from the index is dropped, a file only touched keeps its vectors. Each chunk
-also keeps a digest of the text the model read, so a file embedded again reuses the
-vectors of the chunks that did not change: a person's edit to one section of a long page,
-or a session's dialog that grows by a message, costs what changed, not the whole file again.
+A vector per chunk, or one per window of a long chunk (windows.py), grouped by file and
+keyed by the file's content hash as the index recorded it (records.py): a file edited by
+a person has a new hash and is embedded again, a file gone from the index is dropped, a
+file only touched keeps its vectors. Each chunk also keeps a digest of the text the model
+read, so a file embedded again reuses the vectors of the chunks that did not change: a
+person's edit to one section of a long page, or a session's dialog that grows by a
+message, costs what changed, not the whole file again.
 
 On disk, in the index's private folder (home.py), two files replaced atomically together:
 ``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
-chunks, and each row's share of CJK letters for centring.per_question). A store written
-by another model, or unreadable, is started afresh: vectors can always be computed again
-from the files.
+chunks, each row's share of CJK letters for centring.per_question, and where its window
+starts in the chunk's text). A store written by another model, or unreadable, is started
+afresh: vectors can always be computed again from the files.
 """
 
 from __future__ import annotations
