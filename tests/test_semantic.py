@@ -322,6 +322,15 @@ DIALOG = [
     ("Nate", "Yes, and it is really hard, prices are crazy."),
     ("Maria", "How was the concert on Saturday?"),
     ("Nate", "Loud, but the band was great."),
+    (
+        "Maria",
+        "We finally planted the vegetable garden this weekend. The tomatoes went along the south "
+        "fence where they get sun all afternoon, the beans climb the old trellis by the shed, and "
+        "the herbs sit in pots near the kitchen door so we can reach them while cooking. My father "
+        "showed us how to mix compost into the beds, and we put straw between the rows to keep "
+        "the soil damp during the hot weeks of July.",
+    ),
+    ("Nate", "That sounds like a lot of work."),
 ]
 
 
@@ -366,6 +375,10 @@ def test_a_reply_is_found_by_what_it_answers(tmp_path: Path, monkeypatch: Any) -
     )
     first = [t for t in read if t.startswith("Maria: How did the lemon tart")]
     assert first == ["Maria: How did the lemon tart you baked for the party turn out?"]  # it answers nothing
+    # A message that fills the model's window is read whole, with none of it spent on the one before.
+    (garden,) = [t for t in read if t.startswith("Maria: We finally planted")]
+    assert garden == f"Maria: {DIALOG[-2][1]}"
+    assert any(t.startswith("Nate: That sounds like a lot of work. (Maria: We finally planted") for t in read)
     lines = [(hit.start_line, hit.end_line) for hit in memory.search(query, limit=3).results]
     assert (2, 2) in lines, lines  # the reply, as a hit of its own
 

@@ -208,7 +208,7 @@ class SemanticStage:
                 batch = []
                 break
             batch.append(item)
-            tokens += sum(_tokens_about(t) for t in item.texts)
+            tokens += sum(4 + _tokens_about(t) for t in item.texts)  # and a window's marks
             if tokens >= BATCH_TOKENS:
                 self._embed(worker, batch)
                 batch, tokens = [], 0
@@ -307,8 +307,13 @@ def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]
     return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
 
 
-# How much of the message a dialog message answers is read with it (_embedded_texts).
+# How much of the message a dialog message answers is read with it (_embedded_texts), in
+# what is left of a window of about WINDOW_TOKENS tokens ("passage: " and the model's marks
+# aside; a window planner's overlap absorbs what the estimate misses), when that is at
+# least MIN_ASIDE_TOKENS.
 CONTEXT_CHARS = 100
+WINDOW_TOKENS = 92
+MIN_ASIDE_TOKENS = 4
 
 
 def _said(fields: dict[str, Any]) -> tuple[str, str]:
@@ -322,11 +327,12 @@ def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
     A dialog message is read with who said it, then the start of the message before it, in
     brackets. A question names people ("What did Caroline ..."), and a message's words rarely
     do; and a reply ("Super good! Everyone asked for seconds.") is about what it answers
-    ("How did the lemon tart turn out?"). The message comes first: what the model reads is cut at
-    its length (embedder.MAX_EMBED_TOKENS), so a long message keeps all of its own room. On
-    LoCoMo the model's own ranking found a question's evidence in its top 5 for 19% of
-    questions from the messages alone, 46% with the speaker's name and 60% with the
-    message before (docs/semantic.md).
+    ("How did the lemon tart turn out?"). The message comes first, and the message before
+    fills only what is left of the model's first window (embedder.MAX_EMBED_TOKENS, about):
+    a long message is read whole in windows of its own (windows.py), and none of them is
+    spent on the message before. On LoCoMo the model's own ranking found a question's
+    evidence in its top 5 for 19% of questions from the messages alone, 46% with the
+    speaker's name and 60% with the message before (docs/semantic.md).
     """
     texts: list[str] = []
     for i, (speaker, content) in enumerate(said):
@@ -336,16 +342,18 @@ def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
         text = f"{speaker}: {content}"
         before_speaker, before = said[i - 1] if i else ("", "")
         if before_speaker:
-            text += f" ({before_speaker}: {before[:CONTEXT_CHARS].strip()})"
+            aside = f"{before_speaker}: {before[:CONTEXT_CHARS].strip()}"
+            room = WINDOW_TOKENS - _tokens_about(text)
+            if room >= MIN_ASIDE_TOKENS:
+                text += f" ({aside[: len(aside) * room // max(1, _tokens_about(aside))]})"
         texts.append(text)
     return texts
 
 
 def _tokens_about(text: str) -> int:
-    """About how many tokens a model reads of a text: a CJK letter is about one, four other
-    characters are; and a window's own few."""
+    """About how many tokens a text is: a CJK letter is about one, four other characters are."""
     share = language_means.cjk_share(text)
-    return 4 + int(len(text) * (share + (1.0 - share) / 4))
+    return int(len(text) * (share + (1.0 - share) / 4))
 
 
 def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
