@@ -114,12 +114,12 @@ class _Model:
 
     def windows(self, texts: list[str], prefix: str) -> list[list[tuple[list[int], str]]]:
         """Each text's windows as the model reads them, with the text each one is of (for its
-        language). A text that fits one window (windows.fits) is read whole in one; a longer one
-        line by line (windows.py)."""
+        language). A text that fits one window is read as ids() reads it; a longer one line by
+        line (windows.py)."""
         prefix_ids: list[int] = self.tokenizer.encode([self.clean(prefix.strip())])[0]
         whole = self._encoded(texts, prefix)
         out = [[(self._read(e), text)] for e, text in zip(whole, texts, strict=True)]
-        long = [i for i, e in enumerate(whole) if not windows.fits(len(e), MAX_EMBED_TOKENS)]
+        long = [i for i, e in enumerate(whole) if len(e) > MAX_EMBED_TOKENS]
         lines = [windows.lines_of(texts[i][:_READ_CHARS]) for i in long]
         encoded = iter(self.tokenizer.encode([self.clean(line) for each in lines for line in each]))
         width = MAX_EMBED_TOKENS - len(prefix_ids)

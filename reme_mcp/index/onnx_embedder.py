@@ -69,8 +69,8 @@ class OnnxEmbedder(centring.Centred):
         return self._vectors([self._start(ids) for ids in self._encoded(texts, prefix)])
 
     def _raw_windows(self, texts: list[str]) -> tuple[Vectors, list[str], list[int]]:
-        """Stored texts read whole: one that fits a window (windows.fits) in one, a longer one
-        line by line (windows.py); the vectors, the text of each, and each text's number."""
+        """Stored texts read whole: one that fits a window as _raw reads it, a longer one line
+        by line (windows.py); the vectors, the text of each, and each text's number."""
         prefix = self._spec.passage_prefix
         head, tail = self._marks
         prefix_ids = (
@@ -81,7 +81,7 @@ class OnnxEmbedder(centring.Centred):
         said: list[str] = []
         counts: list[int] = []
         for text, ids in zip(texts, self._encoded(texts, prefix), strict=True):
-            if windows.fits(len(ids), MAX_EMBED_TOKENS):
+            if len(ids) <= MAX_EMBED_TOKENS:
                 read = [(ids, text)]
             else:
                 lines = windows.lines_of(text)

@@ -1,9 +1,8 @@
 """How stored text longer than a model reads at once is read: whole, line by line, in windows.
 
-Both runtimes read a question's first MAX_EMBED_TOKENS tokens (embedder.py says why). A
-stored text up to WINDOW_OVERLAP tokens longer is read whole as one window (`fits`); a
-longer one, a section of a person's page, as several windows, and it scores as its best
-one (vectors.py). Line by line, so a page's list of facts keeps each fact's own
+Both runtimes read at most MAX_EMBED_TOKENS tokens a text (embedder.py says why). A chunk
+longer than that, a section of a person's page, is read as several windows and scores as
+its best one (vectors.py). Line by line, so a page's list of facts keeps each fact's own
 vector: a line under LINE_TOKENS (a heading) joins the next, and lines are joined further
 only when a chunk would otherwise have more than MAX_WINDOWS. A line longer than a window
 is read in windows that share WINDOW_OVERLAP tokens, so a sentence cut at one's edge is
@@ -30,12 +29,6 @@ def lines_of(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def fits(tokens: int, width: int) -> bool:
-    """Whether a text of `tokens` is read as one window: up to `width`, or a little over (less
-    than an overlap), which a second window would cost more to read than the first does."""
-    return tokens <= width + WINDOW_OVERLAP
-
-
 def windows(lines: list[tuple[str, Tokens]], width: int) -> list[tuple[Tokens, str]]:
     """The windows of a text from its lines (text, tokens): each window's tokens, at most
     `width`, and the lines it is of (for its language); at most MAX_WINDOWS."""
@@ -44,9 +37,6 @@ def windows(lines: list[tuple[str, Tokens]], width: int) -> list[tuple[Tokens, s
         units = _units(lines, width)
     out: list[tuple[Tokens, str]] = []
     for tokens, text in units:
-        if fits(len(tokens), width):
-            out.append((tokens, text))
-            continue
         starts = range(0, max(1, len(tokens) - WINDOW_OVERLAP), width - WINDOW_OVERLAP)
         out += [(tokens[s : s + width], text) for s in starts]
     return out[:MAX_WINDOWS]
