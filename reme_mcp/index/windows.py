@@ -7,8 +7,8 @@ vector: a line under LINE_TOKENS (a heading) joins the next, and lines are joine
 only when a chunk would otherwise have more than MAX_WINDOWS. A line longer than a window
 is read in windows that share WINDOW_OVERLAP tokens, so a sentence cut at one's edge is
 whole in the next. On pages of 16 facts to a section, a question in other words found its
-page in the top 5 for 14% of the questions when each chunk's start alone was read, 23%
-in windows of 96 tokens, 61% line by line (bench/paraphrase.py --per-section 16, seed 7;
+page in the top 5 for 11% of the questions when each chunk's start alone was read, 23%
+in windows of 96 tokens, 65% line by line (bench/paraphrase.py --per-section 16, seed 7;
 docs/semantic.md).
 
 Token ids here are a text's own, without the model's marks or the "passage: " prefix: each
