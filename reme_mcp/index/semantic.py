@@ -308,9 +308,10 @@ def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]
 
 
 # How much of the message a dialog message answers is read with it (_embedded_texts), in
-# what is left of a window of about WINDOW_TOKENS tokens ("passage: " and the model's marks
-# aside; a window planner's overlap absorbs what the estimate misses), when that is at
-# least MIN_ASIDE_TOKENS.
+# what is left of a window of WINDOW_TOKENS tokens ("passage: " and the model's marks
+# aside), when that is at least MIN_ASIDE_TOKENS. The room is an estimate (_tokens_about):
+# a message it underestimates spills into a second window, as before this estimate did a
+# third of bench/semantic_perf.py's dialog messages.
 CONTEXT_CHARS = 100
 WINDOW_TOKENS = 92
 MIN_ASIDE_TOKENS = 4
