@@ -149,7 +149,8 @@ def write_sections(workspace: Path, texts: list[str], per_section: int) -> list[
     paths = []
     for start in range(0, len(texts), per_section):
         page = folder / f"page-{start // per_section:03d}.md"
-        page.write_text(f"# Notes {start // per_section}\n\n" + "\n\n".join(texts[start : start + per_section]) + "\n")
+        body = "\n\n".join(texts[start : start + per_section])
+        page.write_text(f"# Notes {start // per_section}\n\n{body}\n", encoding="utf-8")
         paths += [page.relative_to(workspace).as_posix()] * len(texts[start : start + per_section])
     return paths
 
