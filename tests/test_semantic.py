@@ -549,7 +549,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     assert "memory/topics/page-07.md" not in found(start, "Who trains a puppy?")
 
 
-def test_a_chunk_read_in_windows_scores_its_best_and_is_kept_across_processes(tmp_path: Path) -> None:
+def test_a_chunk_read_in_windows_scores_its_best_and_its_windows_are_kept_on_disk(tmp_path: Path) -> None:
     """A chunk's score is its best window's; its windows are saved and read back with their
     languages; a stored description whose rows do not add up is started afresh."""
     import json
