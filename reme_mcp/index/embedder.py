@@ -112,21 +112,20 @@ class _Model:
         """Each text's token ids as the model reads them: <s>, its start, </s>."""
         return [self._read(e[:MAX_EMBED_TOKENS]) for e in self._encoded(texts, prefix)]
 
-    def windows(self, texts: list[str], prefix: str) -> list[list[tuple[list[int], str]]]:
+    def windows(self, texts: list[str], prefix: str) -> list[windows.Read]:
         """Each text's windows as the model reads them, with the text each one is of (for its
         language). A text that fits one window is read as ids() reads it; a longer one line by
         line (windows.py)."""
         prefix_ids: list[int] = self.tokenizer.encode([self.clean(prefix.strip())])[0]
-        whole = self._encoded(texts, prefix)
-        out = [[(self._read(e), text)] for e, text in zip(whole, texts, strict=True)]
-        long = [i for i, e in enumerate(whole) if len(e) > MAX_EMBED_TOKENS]
-        lines = [windows.lines_of(texts[i][:_READ_CHARS]) for i in long]
-        encoded = iter(self.tokenizer.encode([self.clean(line) for each in lines for line in each]))
-        width = MAX_EMBED_TOKENS - len(prefix_ids)
-        for i, each in zip(long, lines, strict=True):
-            read = [(line, next(encoded)) for line in each]
-            out[i] = [(self._read(prefix_ids + tokens), text) for tokens, text in windows.windows(read, width)]
-        return out
+        texts = [t[:_READ_CHARS] for t in texts]
+        return windows.plan(
+            texts,
+            [self._read(e) for e in self._encoded(texts, prefix)],
+            MAX_EMBED_TOKENS + 2,  # <s> and </s>
+            lambda lines: list(self.tokenizer.encode([self.clean(line) for line in lines])),
+            lambda tokens: self._read(prefix_ids + tokens),
+            MAX_EMBED_TOKENS - len(prefix_ids),
+        )
 
     def _encoded(self, texts: list[str], prefix: str) -> list[list[int]]:
         # A token is at most a few characters: what lies beyond the first 4096 is never read.
@@ -175,9 +174,8 @@ class _Runtime:
     def embed_windows(self, texts: list[str], prefix: str) -> tuple[Vectors, list[str], list[int]]:
         """A unit vector for each window of each text (_Model.windows) in order, the text of each,
         and how many windows each text has."""
-        windows = self.model.windows(texts, prefix)
-        flat = [w for each in windows for w in each]
-        return self._vectors([ids for ids, _ in flat]), [text for _, text in flat], [len(each) for each in windows]
+        ids, said, counts = windows.flat(self.model.windows(texts, prefix))
+        return self._vectors(ids), said, counts
 
     def _vectors(self, ids: list[list[int]]) -> Vectors:
         out = np.zeros((len(ids), self.dim), dtype=np.float32)

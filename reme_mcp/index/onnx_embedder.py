@@ -76,22 +76,19 @@ class OnnxEmbedder(centring.Centred):
         prefix_ids = (
             list(self._tokenizer.encode(prefix.strip(), add_special_tokens=False).ids) if prefix.strip() else []
         )
-        width = MAX_EMBED_TOKENS - len(head) - len(tail) - len(prefix_ids)
-        rows: list[list[int]] = []
-        said: list[str] = []
-        counts: list[int] = []
-        for text, ids in zip(texts, self._encoded(texts, prefix), strict=True):
-            if len(ids) <= MAX_EMBED_TOKENS:
-                read = [(ids, text)]
-            else:
-                lines = windows.lines_of(text)
-                encoded = self._tokenizer.encode_batch([_spaced(line) for line in lines], add_special_tokens=False)
-                got = windows.windows([(line, list(e.ids)) for line, e in zip(lines, encoded, strict=True)], width)
-                read = [(head + prefix_ids + tokens + tail, lines_read) for tokens, lines_read in got]
-            rows += [r for r, _ in read]
-            said += [t for _, t in read]
-            counts.append(len(read))
-        return self._vectors(rows), said, counts
+        planned = windows.plan(
+            texts,
+            self._encoded(texts, prefix),
+            MAX_EMBED_TOKENS,  # the marks included
+            lambda lines: [
+                list(e.ids)
+                for e in self._tokenizer.encode_batch([_spaced(line) for line in lines], add_special_tokens=False)
+            ],
+            lambda tokens: head + prefix_ids + tokens + tail,
+            MAX_EMBED_TOKENS - len(head) - len(tail) - len(prefix_ids),
+        )
+        ids, said, counts = windows.flat(planned)
+        return self._vectors(ids), said, counts
 
     def _encoded(self, texts: list[str], prefix: str) -> list[list[int]]:
         """Texts' token ids with the model's marks, whole."""

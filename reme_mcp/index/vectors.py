@@ -86,6 +86,11 @@ class _Matrix:
     at: list[int]  # where each row's window starts in its chunk's text
 
 
+def _end(held: _Matrix, chunk: int, rows: int) -> int:
+    """Where a chunk's rows end: where the next one's start, or at the last row."""
+    return int(held.starts[chunk + 1]) if chunk + 1 < len(held.starts) else rows
+
+
 def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
     return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), dtype=np.float32)
 
@@ -152,8 +157,7 @@ class VectorStore:
         k = min(k, len(keys))
         top = np.argpartition(-scores, k - 1)[:k]
         ranked = [int(i) for i in top[np.argsort(-scores[top], kind="stable")]]
-        ends = [*held.starts[1:], len(by_row)]
-        best = [held.starts[i] + int(np.argmax(by_row[held.starts[i] : ends[i]])) for i in ranked]
+        best = [held.starts[i] + int(np.argmax(by_row[held.starts[i] : _end(held, i, len(by_row))])) for i in ranked]
         similar = {c: float(scores[held.places[c]]) for c in chunk_ids if c in held.places}
         return [Near(keys[i], float(scores[i]), held.at[row]) for i, row in zip(ranked, best, strict=True)], similar
 

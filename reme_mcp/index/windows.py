@@ -17,11 +17,40 @@ runtime adds its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 WINDOW_OVERLAP = 16
 MAX_WINDOWS = 32
 LINE_TOKENS = 8
 
 Tokens = list[int]
+Read = list[tuple[Tokens, str]]  # a text's windows: the ids the model reads, the lines each is of
+
+
+def plan(
+    texts: list[str],
+    whole: list[Tokens],
+    limit: int,
+    encode: Callable[[list[str]], list[Tokens]],
+    wrap: Callable[[Tokens], Tokens],
+    width: int,
+) -> list[Read]:
+    """Each text's windows, for a runtime that reads `limit` tokens at once: a text whose ids as
+    the model reads them (`whole`) are no more, as they are; a longer one line by line, its
+    lines' own ids (`encode`) in windows of `width`, each `wrap`ped in the model's prefix and marks."""
+    out: list[Read] = [[(ids, text)] for ids, text in zip(whole, texts, strict=True)]
+    long = [i for i, ids in enumerate(whole) if len(ids) > limit]
+    lines = [lines_of(texts[i]) for i in long]
+    encoded = iter(encode([line for each in lines for line in each]))
+    for i, each in zip(long, lines, strict=True):
+        out[i] = [(wrap(tokens), said) for tokens, said in windows([(line, next(encoded)) for line in each], width)]
+    return out
+
+
+def flat(planned: list[Read]) -> tuple[list[Tokens], list[str], list[int]]:
+    """Every window's ids and lines in order, and how many windows each text has."""
+    every = [w for each in planned for w in each]
+    return [ids for ids, _ in every], [said for _, said in every], [len(each) for each in planned]
 
 
 def lines_of(text: str) -> list[str]:
