@@ -234,10 +234,31 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
     first = settles(lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] > 0)
     assert first["model"] == "multilingual-e5-small"
     (tmp_path / "ws" / paths[0]).unlink()
-    # Each look is a search, which wakes the stage: it says "embedding" until that wake is done.
+    # It says "embedding" until the deleted file's vectors are dropped.
     settles(
         lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] < first["embedded_chunks"]
     )
+
+
+def test_doctor_says_ready_at_once_when_every_file_is_embedded(tmp_path: Path) -> None:
+    """`reme-mcp doctor` on a workspace embedded before: its look wakes the stage, which finds
+    nothing to do; what it says is "ready", never "embedding" with nothing waiting."""
+    from reme_mcp.ops.memory import Memory
+
+    root = tmp_path / "ws"
+    memory = Memory(load_settings(str(root), "UTC", "on"))
+    for note in NOTES[:4]:
+        memory.remember(note, date="2026-11-28")
+    memory.search("anything")
+    assert memory.index.semantic.wait(DEADLINE)
+    memory.finish()
+    cli = [sys.executable, "-m", "reme_mcp", "--workspace", str(root), "--semantic", "on", "doctor"]
+    for _ in range(3):
+        doctor = subprocess.run(
+            cli, env={**os.environ, "REME_TIMEZONE": "UTC"}, capture_output=True, text=True, timeout=120
+        )
+        assert doctor.returncode == 0, doctor.stderr
+        assert "status: ready" in doctor.stdout and "files_waiting: 0" in doctor.stdout, doctor.stdout
 
 
 def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_embedded(tmp_path: Path) -> None:

@@ -143,20 +143,28 @@ class SemanticStage:
         return self.vectors.nearest(query, k, chunk_ids)
 
     def state(self) -> SemanticState:
+        waiting, gone = self._behind()
         if self.failure is not None:
             status = f"off: {self.failure}"
         elif self._query_model is None:
             status = "loading" if self._thread is not None else "not started (starts with the first search)"
+        elif self._idle.is_set() or not (waiting or gone):
+            # A wake with nothing to do clears the idle flag for a moment (a search, the doctor's
+            # own look): vectors that answer for every file the index holds are what "ready" means.
+            status = "ready"
         else:
-            status = "ready" if self._idle.is_set() else "embedding"
-        return SemanticState(self.model, status, self.vectors.chunk_count(), self._files_waiting())
+            status = "embedding"
+        return SemanticState(self.model, status, self.vectors.chunk_count(), waiting)
 
-    def _files_waiting(self) -> int:
+    def _behind(self) -> tuple[int, int]:
+        """Files the index holds that are not embedded as they are now, and files embedded that
+        it no longer holds."""
         store = self._store
         with store.mutex:
             records = store.records() if store.exists() else {}
         have = self.vectors.hashes()
-        return sum(1 for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp))
+        waiting = sum(1 for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp))
+        return waiting, sum(1 for p in have if p not in records)
 
     # ---- the background thread ------------------------------------------------------------
 
