@@ -240,17 +240,44 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
     )
 
 
-def test_doctor_says_ready_at_once_when_every_file_is_embedded(tmp_path: Path) -> None:
-    """`reme-mcp doctor` on a workspace embedded before: its look wakes the stage, which finds
-    nothing to do; what it says is "ready", never "embedding" with nothing waiting."""
+def test_doctor_says_ready_when_nothing_waits_and_embedding_while_a_file_does(tmp_path: Path, monkeypatch: Any) -> None:
+    """`doctor` says how far embedding is: "ready" when every file is embedded, even while a look
+    has just woken the stage or another server holds the embedding; "embedding" while a file
+    waits, which this process embeds once the other server is done."""
+    import fcntl
+
     from reme_mcp.ops.memory import Memory
 
     root = tmp_path / "ws"
+
+    def page(i: int, note: str) -> None:  # a person's pages: nothing rewrites them when a process ends
+        path = root / "digest" / "wiki" / f"page-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nname: page-{i}\ndescription: a page\n---\n{note}\n", encoding="utf-8")
+
+    for i, note in enumerate(NOTES[:4]):
+        page(i, note)
+    monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-home"))
     memory = Memory(load_settings(str(root), "UTC", "on"))
-    for note in NOTES[:4]:
-        memory.remember(note, date="2026-11-28")
     memory.search("anything")
-    assert memory.index.semantic.wait(DEADLINE)
+    hook = memory.index.semantic
+    assert hook is not None and hook.wait(DEADLINE)
+    stage = hook.stage
+    (lock,) = (tmp_path / "index-home").rglob(f"vectors-{stage.vectors.model}.lock")
+    with open(lock, "a") as other:  # another server embedding this workspace
+        fcntl.flock(other, fcntl.LOCK_EX)
+        for _ in range(5):
+            stage.wake()
+            time.sleep(0.1)
+            assert (stage.state().status, stage.state().files_waiting) == ("ready", 0)
+        page(4, NOTES[4])
+        memory.search("anything")  # syncs the index, wakes the stage
+        time.sleep(0.5)
+        assert (stage.state().status, stage.state().files_waiting) == ("embedding", 1)
+    deadline = time.monotonic() + DEADLINE
+    while stage.state().files_waiting and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (stage.state().status, stage.state().embedded) == ("ready", 5)
     memory.finish()
     cli = [sys.executable, "-m", "reme_mcp", "--workspace", str(root), "--semantic", "on", "doctor"]
     for _ in range(3):
@@ -450,7 +477,8 @@ def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path:
     assert hook is not None and hook.wait(DEADLINE)
     assert [p for p in old if p.exists()] == []
     assert all(p.exists() for p in other)
-    assert (folder / f"vectors-multilingual-e5-small-{VECTORS_VERSION}.npy").exists()
+    assert (folder / f"vectors-multilingual-e5-small-{VECTORS_VERSION}.json").exists()
+    assert len(list(folder.glob(f"vectors-multilingual-e5-small-{VECTORS_VERSION}.*.npy"))) == 1
 
 
 def _store_of(tmp_path: Path, rows: list[tuple[str, float, list[float]]]) -> Any:
@@ -609,3 +637,101 @@ def test_a_chunk_read_in_windows_scores_its_best_and_its_windows_are_kept_on_dis
     damaged = VectorStore(tmp_path, "test-model", 3)
     damaged.load()
     assert damaged.hashes() == {}
+
+
+def test_a_store_saved_by_another_process_is_read_whole_and_names_only_its_own_rows(tmp_path: Path) -> None:
+    """Several servers share a workspace's vectors: a store refreshes from another's save, never
+    mixing one save's description with another's rows; an earlier single-file store still reads;
+    a description that names rows outside its own is refused."""
+    import json
+
+    import numpy as np
+
+    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+
+    def put(store: VectorStore, path: str, vector: list[float]) -> None:
+        rows = Rows(np.array([vector], np.float32) / np.linalg.norm(vector), np.zeros(1, np.float32), [0])
+        store.put(path, f"hash-{path}", [ChunkKey(f"{path}#1", path, 1, "")], [rows], [f"digest-{path}"])
+
+    def rows_files() -> list[str]:
+        return sorted(p.name for p in tmp_path.glob("vectors-test-model*.npy"))
+
+    # A store of the earlier layout: one rows file, a description that names none.
+    earlier = VectorStore(tmp_path, "test-model", 3)
+    put(earlier, "memory/a.md", [1.0, 0.0, 0.0])
+    earlier.save()
+    (generation,) = rows_files()
+    meta = json.loads((tmp_path / "vectors-test-model.json").read_text(encoding="utf-8"))
+    del meta["rows"]
+    (tmp_path / "vectors-test-model.json").write_text(json.dumps(meta), encoding="utf-8")
+    (tmp_path / generation).rename(tmp_path / "vectors-test-model.npy")
+
+    first, second = VectorStore(tmp_path, "test-model", 3), VectorStore(tmp_path, "test-model", 3)
+    first.load()
+    second.load()
+    assert first.hashes() == second.hashes() == {"memory/a.md": "hash-memory/a.md"}
+
+    put(first, "memory/b.md", [0.0, 1.0, 0.0])
+    first.save()
+    assert len(rows_files()) == 1 and rows_files() != ["vectors-test-model.npy"]  # one generation, the old file gone
+    second.refresh()
+    assert set(second.hashes()) == {"memory/a.md", "memory/b.md"}
+    top, _ = second.nearest(np.array([0.0, 1.0, 0.0], np.float32), 1)
+    assert top[0].key.chunk_id == "memory/b.md#1"
+
+    put(second, "memory/c.md", [0.0, 0.0, 1.0])  # embedded here, not saved yet
+    put(first, "memory/d.md", [1.0, 1.0, 0.0])
+    first.save()
+    second.refresh()
+    assert "memory/c.md" in second.hashes()  # its own work is kept until it saves
+
+    for named in ("../outside.npy", "vectors-other-model.0123456789ab.npy", 7):
+        np.save(tmp_path.parent / "outside.npy", np.zeros((3, 3), np.float16))
+        meta = json.loads((tmp_path / "vectors-test-model.json").read_text(encoding="utf-8"))
+        meta["rows"] = named
+        (tmp_path / "vectors-test-model.json").write_text(json.dumps(meta), encoding="utf-8")
+        refused = VectorStore(tmp_path, "test-model", 3)
+        refused.load()
+        assert refused.hashes() == {}, named
+
+
+def test_servers_sharing_a_workspace_embed_it_once(tmp_path: Path) -> None:
+    """Two processes with search by meaning on one workspace (two hosts' servers): one embeds it,
+    the other embeds nothing and answers by meaning from what the first saved."""
+    root = tmp_path / "ws"
+    env = {**os.environ, "REME_TIMEZONE": "UTC", "REME_INDEX_DIR": str(tmp_path / "index-home")}
+    notes = [*NOTES, *(f"{line} (note {i})" for i in range(12) for line in FILLER)]
+    writer = (
+        f"{MEMORY}"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'off'))\n"
+        f"for note in {notes!r}:\n"
+        "    m.remember(note, date='2026-11-28')\n"
+        "m.search('anything')\n"  # the index is written before either server starts
+    )
+    _python(writer, env)
+    server = (
+        f"{MEMORY}"
+        "from reme_mcp.index import centring\n"
+        "read = []\n"
+        "plain = centring.Centred.passage_windows\n"
+        "def counted(self, texts):\n"
+        "    read.extend(texts)\n"
+        "    return plain(self, texts)\n"
+        "centring.Centred.passage_windows = counted\n"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
+        "m.search('anything')\n"
+        f"assert m.index.semantic.wait({DEADLINE})\n"
+        "print(len(read))\n"
+        "print(m.search('Which sibling purchased an automobile?').results[0].path)\n"
+    )
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", server], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    said = [process.communicate(timeout=DEADLINE) for process in started]
+    assert all(process.returncode == 0 for process in started), said
+    counts = sorted(int(out.split()[0]) for out, _ in said)
+    assert counts[0] == 0 and counts[1] >= len(notes), counts
+    assert all(out.split()[1].endswith(".md") and "car" in (root / out.split()[1]).read_text() for out, _ in said)

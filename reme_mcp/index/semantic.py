@@ -4,6 +4,8 @@ The stage follows the index, not the files: after each sync it is woken, compare
 index's file records (their content hashes) with the files it has vectors for, and embeds
 what is new or changed, drops what is gone (vectors.py). It runs in one daemon thread, so
 a `remember` never waits for it and a search answers from whatever is embedded so far.
+Several servers on one workspace (one a host) embed it once: one at a time holds the lock
+beside the vectors and embeds, the others read what it saves (_catch_up_alone).
 
 The model is loaded by that thread (embedder.py); a model that is missing or fails to
 load is said once on stderr, shown by `doctor`, and the search stays lexical.
@@ -35,6 +37,7 @@ from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import ChunkKey, Near, Rows, VectorStore, text_digest
+from reme_mcp.storage import locks
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -47,6 +50,9 @@ BATCH_TOKENS = 12_000
 EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
 STOP_WAIT = 10.0  # seconds an exiting process waits for the batch being embedded
+# Seconds between looks while another process embeds the workspace: what it saved is read,
+# and this one takes over once it is done or gone.
+LOOK_AGAIN = 2.0
 READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
 
 
@@ -192,17 +198,39 @@ class SemanticStage:
         _sweep_other_versions(self._folder, self._key)
         self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
+        elsewhere = False  # another process is embedding this workspace
         while not self._stopping.is_set():
-            self._wake.wait()
+            self._wake.wait(LOOK_AGAIN if elsewhere else None)
             self._wake.clear()
             if self._stopping.is_set():
                 break
             try:
-                self._catch_up(worker)
+                elsewhere = not self._catch_up_alone(worker)
             except Exception as exc:  # the index changed under us, a full disk: the next wake tries again
+                elsewhere = False
                 log.warning("reme-mcp: embedding stopped for now (%s: %s)", exc.__class__.__name__, exc)
-            if not self._wake.is_set():
+            if not elsewhere and not self._wake.is_set():
                 self._idle.set()
+
+    def _catch_up_alone(self, worker: TextEmbedder) -> bool:
+        """Embeds what changed, unless another process on this workspace (a second host's server)
+        is embedding it: then this one takes what that one has saved so far, answers from it,
+        and looks again a moment later (False). So a workspace is embedded once, however many
+        servers serve it; the one that holds the lock first reads what the others saved."""
+        try:
+            held = locks.try_take(self._folder / f"vectors-{self.vectors.model}.lock")
+        except OSError:
+            held = -1  # no folder to lock in: the index is gone, there is nothing to share
+        if held is None:
+            self.vectors.refresh()
+            return False
+        try:
+            self.vectors.refresh()
+            self._catch_up(worker)
+        finally:
+            if held >= 0:
+                os.close(held)
+        return True
 
     def _catch_up(self, worker: TextEmbedder) -> None:
         """Embeds what changed, drops what is gone."""

@@ -8,11 +8,14 @@ read, so a file embedded again reuses the vectors of the chunks that did not cha
 person's edit to one section of a long page, or a session's dialog that grows by a
 message, costs what changed, not the whole file again.
 
-On disk, in the index's private folder (home.py), two files replaced atomically together:
-``vectors-<model>.npy`` (float16 rows) and ``vectors-<model>.json`` (which rows are which
-chunks, each row's share of CJK letters for centring.per_question, and where its window
-starts in the chunk's text). A store written by another model, or unreadable, is started
-afresh: vectors can always be computed again from the files.
+On disk, in the index's private folder (home.py), two files: ``vectors-<model>.json`` (which
+rows are which chunks, each row's share of CJK letters for centring.per_question, and where
+its window starts in the chunk's text) names the ``vectors-<model>.<generation>.npy`` of
+float16 rows it describes. A save writes a new generation's rows, then replaces the
+description in one step: a reader, in this process or another, reads a description and the
+very rows it names, never one save's description with another's rows. A store written by
+another model, or unreadable, is started afresh: vectors can always be computed again from
+the files.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,8 +108,11 @@ class VectorStore:
     """Every embedded file's chunk vectors, in memory and on disk; safe across this process's threads."""
 
     def __init__(self, folder: Path, model: str, dim: int) -> None:
-        self._npy = folder / f"vectors-{model}.npy"
+        self._folder = folder
         self._meta = folder / f"vectors-{model}.json"
+        # A generation's rows (save); a store written before generations had one file of rows.
+        self._generation = re.compile(re.escape(self._meta.stem) + r"\.[0-9a-f]{12}\.npy")
+        self._unnamed = folder / f"vectors-{model}.npy"
         self.model, self.dim = model, dim
         self._files: dict[str, FileVectors] = {}
         self._lock = threading.Lock()
@@ -113,6 +120,9 @@ class VectorStore:
         # among them, and each row's share of CJK letters: rebuilt after a change.
         self._matrix: _Matrix | None = None
         self._unsaved = False
+        # The description on disk as this process last read or wrote it: another's save shows
+        # as a change (refresh).
+        self._seen: tuple[int, int, int] | None = None
 
     # ---- what is held --------------------------------------------------------------------
 
@@ -182,19 +192,45 @@ class VectorStore:
     def load(self) -> None:
         """Read what an earlier process embedded; anything unreadable or foreign is started afresh."""
         try:
-            meta = json.loads(self._meta.read_text(encoding="utf-8"))
-            matrix = np.load(self._npy, allow_pickle=False)
-            files = _parse(meta, matrix, self.model, self.dim)
+            self._read()
         except FileNotFoundError:
             return
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("reme-mcp: the stored vectors could not be read (%s); they are computed again", exc)
-            return
+
+    def refresh(self) -> None:
+        """Read the store again if another process saved it since this one last read or wrote it
+        (several servers on one workspace: one embeds, the others take what it saved). What this
+        process embedded and could not save yet is kept rather than replaced."""
         with self._lock:
-            self._files, self._matrix = files, None
+            if self._unsaved:
+                return
+        if self._signature() == self._seen:
+            return
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            self._read()  # a store caught mid-save (its rows replaced since) is read on the next look
+
+    def _read(self) -> None:
+        seen = self._signature()
+        meta = json.loads(self._meta.read_text(encoding="utf-8"))
+        named = meta.get("rows", self._unnamed.name)
+        if named != self._unnamed.name and not (isinstance(named, str) and self._generation.fullmatch(named)):
+            raise ValueError("the vector file's description names rows that are not its own")
+        matrix = np.load(self._folder / named, allow_pickle=False)
+        files = _parse(meta, matrix, self.model, self.dim)
+        with self._lock:
+            self._files, self._matrix, self._seen = files, None, seen
+
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self._meta)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
 
     def save(self) -> None:
-        """Write the vectors if they changed, atomically (a reader sees the old pair or the new one)."""
+        """Write the vectors if they changed: a new generation of rows, then the description that
+        names it, each replaced atomically; then the rows no description names any more."""
         with self._lock:
             if not self._unsaved:
                 return
@@ -212,21 +248,29 @@ class VectorStore:
             for p, f in files.items()
         ]
         matrix = _stacked([r.vectors for f in files.values() for r in f.rows], self.dim).astype(np.float16)
-        meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "files": entries}
-        tmp_npy, tmp_meta = self._npy.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
+        rows = self._folder / f"{self._meta.stem}.{os.urandom(6).hex()}.npy"
+        meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "rows": rows.name, "files": entries}
+        tmp_npy, tmp_meta = rows.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
         try:
             with open(tmp_npy, "wb") as fh:
                 np.save(fh, matrix, allow_pickle=False)
             tmp_meta.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp_npy, self._npy)
+            os.replace(tmp_npy, rows)
             os.replace(tmp_meta, self._meta)
         except OSError as exc:
             with self._lock:
                 self._unsaved = True
-            for tmp in (tmp_npy, tmp_meta):
+            for tmp in (tmp_npy, tmp_meta, rows):
                 with contextlib.suppress(OSError):
                     tmp.unlink()
             log.warning("reme-mcp: the vectors could not be saved (%s); they stay in memory", exc)
+            return
+        with self._lock:
+            self._seen = self._signature()
+        with contextlib.suppress(OSError):
+            for old in [self._unnamed, *self._folder.glob(f"{self._meta.stem}.*.npy")]:
+                if old != rows and (old == self._unnamed or self._generation.fullmatch(old.name)):
+                    old.unlink(missing_ok=True)
 
 
 def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVectors]:

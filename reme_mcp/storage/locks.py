@@ -47,17 +47,42 @@ def take(path: Path, deadline: float, busy: Callable[[], ReMeError], prepare: Ca
                     if time.monotonic() >= deadline:
                         raise busy() from None
                     time.sleep(LOCK_POLL)
-            held = os.fstat(fd)
-            try:
-                there = os.lstat(path)
-            except FileNotFoundError:
-                there = None
+            found = _is_at(fd, path)
         except BaseException:
             os.close(fd)
             raise
-        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+        if found:
             return fd
         os.close(fd)
+
+
+def try_take(path: Path) -> int | None:
+    """Lock the file at `path` (created if missing) if no one holds it: its descriptor (closing it
+    releases the lock), or None while another holder has it. OSError when it cannot be opened."""
+    for _ in range(3):  # the file replaced between opening and locking it: take the one there now
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _is_at(fd, path):
+                return fd
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    return None
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the open file is the one at `path` now (not deleted or replaced since it was opened)."""
+    held = os.fstat(fd)
+    try:
+        there = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
 _IN_PROCESS: dict[str, threading.RLock] = {}
