@@ -250,7 +250,8 @@ class VectorStore:
         matrix = _stacked([r.vectors for f in files.values() for r in f.rows], self.dim).astype(np.float16)
         rows = self._folder / f"{self._meta.stem}.{os.urandom(6).hex()}.npy"
         meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "rows": rows.name, "files": entries}
-        tmp_npy, tmp_meta = rows.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
+        # One name for the rows in the making: a save cut short leaves one file, the next replaces it.
+        tmp_npy, tmp_meta = self._unnamed.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
         try:
             with open(tmp_npy, "wb") as fh:
                 np.save(fh, matrix, allow_pickle=False)
