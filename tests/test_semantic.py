@@ -685,8 +685,8 @@ def test_a_store_saved_by_another_process_is_read_whole_and_names_only_its_own_r
     second.refresh()
     assert "memory/c.md" in second.hashes()  # its own work is kept until it saves
 
+    np.save(tmp_path.parent / "outside.npy", np.zeros((3, 3), np.float16))
     for named in ("../outside.npy", "vectors-other-model.0123456789ab.npy", 7):
-        np.save(tmp_path.parent / "outside.npy", np.zeros((3, 3), np.float16))
         meta = json.loads((tmp_path / "vectors-test-model.json").read_text(encoding="utf-8"))
         meta["rows"] = named
         (tmp_path / "vectors-test-model.json").write_text(json.dumps(meta), encoding="utf-8")

@@ -71,11 +71,11 @@ def windows(lines: list[tuple[str, Tokens]], width: int) -> list[tuple[Tokens, s
     return out[:MAX_WINDOWS]
 
 
-def offsets(text: str, windows: list[str]) -> list[int]:
-    """Where in `text` each of its windows (the lines each is of, in order) starts: a search
-    by meaning shows a long chunk from the window that matched (snippets.py)."""
+def offsets(text: str, said: list[str]) -> list[int]:
+    """Where in `text` each of its windows (`said`: the lines each is of, in order) starts: a
+    search by meaning shows a long chunk from the window that matched (snippets.py)."""
     at, out = 0, []
-    for window in windows:
+    for window in said:
         found = text.find(window.split("\n", 1)[0], at)
         at = found if found >= 0 else at
         out.append(at)
