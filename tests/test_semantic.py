@@ -185,6 +185,24 @@ async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -
         assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]
 
 
+async def test_a_note_sharing_only_a_function_word_does_not_hide_the_answer(tmp_path: Path) -> None:
+    """In a young workspace a note that shares one common word with a question ("we") holds a
+    large share of the question's weight, as if the words had found it; the model, finding
+    another note far more like the question, takes the lead."""
+    root = tmp_path / "ws"
+    decision = "We decided to use PostgreSQL instead of MongoDB for the billing service because we need transactions."
+    release = "部署流程：先在预发环境跑冒烟测试，再由值班同学手动发布到生产。"  # how a release reaches production
+    query = "How do we ship to production?"
+    async with client(root, "off") as c:
+        paths = await remember_all(c, [*NOTES, decision, release])
+        lexical = await top_paths(c, query, 5)
+    assert lexical[0] == paths[decision] and paths[release] not in lexical
+    async with client(root, "on") as c:
+        assert await found_within(c, query, paths[release], limit=1)
+        # A question the words do answer is still the lexical stage's.
+        assert (await top_paths(c, "Which database does the billing service use?", 1)) == [paths[decision]]
+
+
 async def test_the_model_reorders_a_lexical_result_but_not_its_best_hit(tmp_path: Path) -> None:
     """A question whose words the notes hold: the note that answers it rises among the lexical
     hits, and the lexical stage's best hit keeps its place."""

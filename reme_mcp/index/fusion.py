@@ -45,10 +45,29 @@ SEMANTIC_WEIGHT_STRONG = 0.0
 RERANK_WEIGHT = 0.02
 RERANK_DEPTH = 20
 
+# Coverage cannot tell a question's words from its function words in a young workspace: among
+# ten notes "we" is as rare as "production", so a note that shares only "we" with "How do we
+# ship to production?" looks strong and the note that answers it is never offered. The model
+# can: when its best chunk is more like the question than every lexical hit it was shown by
+# more than DOUBT_FROM, the lexical stage's strength fades, gone at DOUBT_TO. On LoCoMo, where
+# the lexical hits hold the questions' words, any@5 stays 78.9 (a ramp of 0.03-0.08 cost 0.7);
+# bench/paraphrase.py with 30 notes, seeds 7-10, MRR rose on three (docs/semantic.md).
+DOUBT_FROM, DOUBT_TO = 0.05, 0.10
+
 
 def lexical_strength(best_coverage: float) -> float:
     """0 when the lexical stage found little of the query, 1 when it found its words."""
-    return min(1.0, max(0.0, (best_coverage - WEAK) / (STRONG - WEAK)))
+    return _ramp(best_coverage, WEAK, STRONG)
+
+
+def doubted(strength: float, model_best: float, lexical_best: float) -> float:
+    """The lexical stage's strength, faded where the model finds a chunk much more like the
+    question (cosine `model_best`) than any lexical hit (`lexical_best`)."""
+    return strength * (1.0 - _ramp(model_best - lexical_best, DOUBT_FROM, DOUBT_TO))
+
+
+def _ramp(value: float, low: float, high: float) -> float:
+    return min(1.0, max(0.0, (value - low) / (high - low)))
 
 
 _IDENTIFIER = re.compile(r"[\w.-]*(?:[A-Za-z][\d_]|\d[A-Za-z_]|_|[a-z][A-Z]|\w\.\w)[\w.-]*")
@@ -95,12 +114,16 @@ def fuse(
 
     `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `covered`:
     each lexical hit's coverage (`coverage`), by which the lexical stage's strength is known;
-    `similar`: the cosine similarity of lexical hits to the question, by chunk id (the reordering).
+    `similar`: the cosine similarity of lexical hits to the question, by chunk id (the reordering,
+    and the model's doubt of the lexical stage: `doubted`).
     """
     scores: dict[str, float] = {}
     first: list[str] = []
     covered = list(covered) if covered is not None else [1.0] * len(lexical)
     strong = lexical_strength(max(covered, default=0.0))
+    if similar and semantic:
+        shown = (similar.get(key(hit), 0.0) for hit in lexical[:RERANK_DEPTH])
+        strong = doubted(strong, semantic[0][1], max(shown, default=0.0))
     # Weak lexical hits (a paraphrase's, matching function words) count by the square of what
     # they hold: at a coverage of 0.06, 1/61 would move the model's ranking by four places.
     # Strong ones rank as the lexical stage ranked them.
