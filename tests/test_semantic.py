@@ -185,6 +185,31 @@ async def test_verbatim_words_and_identifiers_still_come_first(tmp_path: Path) -
         assert (await top_paths(c, "缓存过期时间", 1)) == [paths[notes[-1]]]
 
 
+async def test_a_one_off_search_embeds_what_is_new_first_or_says_how_far_it_got(tmp_path: Path) -> None:
+    """`reme-mcp search` in a workspace no server has embedded: it embeds the workspace before
+    it answers, so its first answer is by meaning; with `--wait 0` it answers at once from the
+    words and says, in one line on stderr, how much of the workspace the model has read."""
+    root = tmp_path / "ws"
+    query = "Which sibling purchased an automobile?"
+    async with client(root, "off") as c:
+        target = (await remember_all(c, NOTES))[NOTES[0]]
+
+    def search(index_home: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "REME_INDEX_DIR": str(index_home), "REME_SEMANTIC": "on"}
+        cli = [sys.executable, "-m", "reme_mcp", "-w", str(root), "search", query, "--json", *extra]
+        return subprocess.run(cli, env=env, capture_output=True, text=True, timeout=180)
+
+    at_once = search(tmp_path / "index-a", "--wait", "0")
+    assert at_once.returncode == 0, at_once.stderr
+    assert target not in [hit["path"] for hit in json.loads(at_once.stdout)["results"]]
+    said = [line for line in at_once.stderr.splitlines() if "search by meaning" in line]
+    assert len(said) == 1 and said[0].startswith(f"reme-mcp: search by meaning covers 0 of {len(NOTES)} chunks"), said
+    first = search(tmp_path / "index-b")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["results"][0]["path"] == target
+    assert "search by meaning" not in first.stderr
+
+
 async def test_a_note_sharing_only_a_function_word_does_not_hide_the_answer(tmp_path: Path) -> None:
     """In a young workspace a note that shares one common word with a question ("we") holds a
     large share of the question's weight, as if the words had found it; the model, finding

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,13 @@ from reme_mcp.config import (
 )
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
+
+if TYPE_CHECKING:
+    from reme_mcp.ops.memory import Memory
+
+# How long a one-off `search` waits, at most, for search by meaning to embed what is new: about
+# 10,000 chunks on 2 cores (docs/semantic.md). A server embeds in the background instead.
+EMBED_WAIT = 60.0
 
 WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
 
@@ -209,6 +216,14 @@ def serve(
     help="Budget for all snippets together.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@click.option(
+    "--wait",
+    "wait",
+    default=EMBED_WAIT,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="With search by meaning on: seconds to wait for what is not embedded yet (0: search at once).",
+)
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -220,12 +235,15 @@ def search(
     end_date: str | None,
     max_chars: int,
     as_json: bool,
+    wait: float,
 ) -> None:
     """Search memory, as the MCP `search` tool does."""
     from reme_mcp.ops.memory import Memory
 
     with _one_line("searching"):
-        result = Memory(_settings(ctx, workspace)).search(
+        memory = Memory(_settings(ctx, workspace))
+        _embed_first(memory, wait)
+        result = memory.search(
             query,
             limit=limit,
             start_date=start_date,
@@ -234,6 +252,28 @@ def search(
             max_chars=max_chars,
         )
     click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+
+
+def _embed_first(memory: Memory, wait: float) -> None:
+    """A one-off search finds by meaning what a server has not embedded yet: it embeds it first,
+    for at most `wait` seconds, with a progress bar on stderr; what is left is said in one line."""
+    from tqdm import tqdm
+
+    _logging()
+    with tqdm(total=0, unit="chunk", file=sys.stderr, desc="embedding", disable=None, delay=0.5) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        covered = memory.embed_waiting(wait, progress)
+    if covered is not None and covered[0] < covered[1]:
+        embedded, total = covered
+        click.echo(
+            f"reme-mcp: search by meaning covers {embedded:,} of {total:,} chunks so far; the rest is "
+            "embedded by a running server or the next search (`reme-mcp doctor` says how far)",
+            err=True,
+        )
 
 
 @cli.command()

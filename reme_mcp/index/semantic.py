@@ -121,6 +121,10 @@ class SemanticStage:
         self.wake()
         return self._idle.wait(timeout)
 
+    def settled(self, timeout: float) -> bool:
+        """Wait, without waking the stage, until it has embedded what it was last woken for."""
+        return self._idle.wait(timeout)
+
     def loaded(self, timeout: float) -> bool:
         """Wait until the model is loaded or known to be missing."""
         return self._loaded.wait(timeout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -27,6 +28,7 @@ T = TypeVar("T")
 # How many chunks the model offers a search, before the filters and the similarity bar.
 SEMANTIC_DEPTH = 30
 FIRST_LOAD_WAIT = 3.0  # seconds
+TICK = 0.1  # seconds between progress reports while a command waits for embedding (settle)
 
 
 class Hit(ranking.Located, Protocol):
@@ -87,6 +89,19 @@ class SemanticHook:
         self._seen = None
         self.changed()
         return self.stage.wait(timeout)
+
+    def settle(self, timeout: float, tick: Callable[[int], None]) -> bool:
+        """Wait until what the index holds is embedded, telling `tick` the chunks embedded so far
+        about ten times a second; False when `timeout` ran out first."""
+        self._seen = None
+        self.changed()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            done = self.stage.settled(min(TICK, max(left, 0.0)))
+            tick(self.stage.vectors.chunk_count())
+            if done or left <= 0:
+                return done
 
     def state(self) -> SemanticState:
         return self.stage.state()

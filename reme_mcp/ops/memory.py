@@ -345,6 +345,32 @@ class Memory:
             # what was embedded before this start.
             self.index.semantic.changed()
 
+    def embed_waiting(
+        self, budget: float, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int] | None:
+        """With search by meaning on, embed what the index holds and the stage has not embedded
+        yet, for at most `budget` seconds (a one-off command's first search would otherwise
+        find only what a server embedded before); `progress(embedded, chunks)` as it goes.
+        The chunks embedded and the index's chunks when it stopped; None when the stage is off."""
+        hook = self.index.semantic
+        if hook is None or not self.ws.root.is_dir():
+            return None
+        self.index.sync()
+        total = self.index.state().chunks
+        embedded = 0
+
+        def tick(done: int) -> None:
+            nonlocal embedded
+            embedded = min(done, total)
+            if progress is not None:
+                progress(embedded, total)
+
+        settled = hook.settle(budget, tick)
+        status = hook.state().status
+        if status.startswith("off"):
+            return None  # the model is missing or broken: the stage said so once, search stays lexical
+        return (total if settled and status == "ready" else embedded), total
+
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
         if self._team is not None:
