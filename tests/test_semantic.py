@@ -208,6 +208,10 @@ async def test_a_one_off_search_embeds_what_is_new_first_or_says_how_far_it_got(
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["results"][0]["path"] == target
     assert "search by meaning" not in first.stderr
+    # Embedded now: a search that does not wait answers by meaning from what is stored, silently.
+    again = search(tmp_path / "index-b", "--wait", "0")
+    assert json.loads(again.stdout)["results"][0]["path"] == target
+    assert "search by meaning" not in again.stderr, again.stderr
 
 
 async def test_a_note_sharing_only_a_function_word_does_not_hide_the_answer(tmp_path: Path) -> None:

@@ -92,7 +92,8 @@ class SemanticHook:
 
     def settle(self, timeout: float, tick: Callable[[int], None]) -> bool:
         """Wait until what the index holds is embedded, telling `tick` the chunks embedded so far
-        about ten times a second; False when `timeout` ran out first."""
+        about ten times a second; False when `timeout` ran out first. The model (and with it
+        what is stored) is loaded either way, as a search would wait for it."""
         self._seen = None
         self.changed()
         deadline = time.monotonic() + timeout
@@ -101,7 +102,10 @@ class SemanticHook:
             done = self.stage.settled(min(TICK, max(left, 0.0)))
             tick(self.stage.vectors.chunk_count())
             if done or left <= 0:
-                return done
+                break
+        if not done:
+            self.stage.loaded(FIRST_LOAD_WAIT)
+        return done
 
     def state(self) -> SemanticState:
         return self.stage.state()

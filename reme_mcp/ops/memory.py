@@ -357,19 +357,18 @@ class Memory:
             return None
         self.index.sync()
         total = self.index.state().chunks
-        embedded = 0
 
         def tick(done: int) -> None:
-            nonlocal embedded
-            embedded = min(done, total)
             if progress is not None:
-                progress(embedded, total)
+                progress(min(done, total), total)
 
         settled = hook.settle(budget, tick)
-        status = hook.state().status
-        if status.startswith("off"):
+        state = hook.state()
+        if state.status.startswith("off"):
             return None  # the model is missing or broken: the stage said so once, search stays lexical
-        return (total if settled and status == "ready" else embedded), total
+        if settled or state.status == "ready":
+            return total, total
+        return min(state.embedded, total), total
 
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
