@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -193,6 +194,12 @@ async def test_a_one_off_search_embeds_what_is_new_first_or_says_how_far_it_got(
     query = "Which sibling purchased an automobile?"
     async with client(root, "off") as c:
         target = (await remember_all(c, NOTES))[NOTES[0]]
+    # Enough pages that the model cannot have read them all in the moment a search that does
+    # not wait takes (about 2 s of embedding here).
+    wiki = root / "digest" / "wiki"
+    wiki.mkdir(parents=True)
+    for i in range(300):
+        (wiki / f"build-{i}.md").write_text(f"# Build {i}\n\nStep {i} compiles module m{i} before the tests run.\n")
 
     def search(index_home: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "REME_INDEX_DIR": str(index_home), "REME_SEMANTIC": "on"}
@@ -201,9 +208,11 @@ async def test_a_one_off_search_embeds_what_is_new_first_or_says_how_far_it_got(
 
     at_once = search(tmp_path / "index-a", "--wait", "0")
     assert at_once.returncode == 0, at_once.stderr
-    assert target not in [hit["path"] for hit in json.loads(at_once.stdout)["results"]]
     said = [line for line in at_once.stderr.splitlines() if "search by meaning" in line]
-    assert len(said) == 1 and said[0].startswith(f"reme-mcp: search by meaning covers 0 of {len(NOTES)} chunks"), said
+    assert len(said) == 1, at_once.stderr
+    covered = re.fullmatch(r"reme-mcp: search by meaning covers (\d+) of (\d+) chunks so far; .*", said[0])
+    assert covered, said
+    assert int(covered[1]) < int(covered[2]) == len(NOTES) + 300
     first = search(tmp_path / "index-b")
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["results"][0]["path"] == target
