@@ -42,7 +42,7 @@ class Settings:
     semantic: str = "auto"
     # Which model embeds (`--semantic-model`, REME_SEMANTIC_MODEL): the one the semantic extra
     # bundles, or one fetched from a model hub by `reme-mcp model fetch` into `models_home`.
-    semantic_model: str = "multilingual-e5-small"
+    semantic_model: str = "use-multilingual-v3"
     models_home: Path = field(default_factory=lambda: default_models_home())
 
     def today(self) -> date:

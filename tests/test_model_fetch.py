@@ -358,8 +358,12 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 
 
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
-    assert set(hub_models.BUNDLED) == set(embedder.MODELS)
-    assert hub_models.BUNDLED[0] == embedder.DEFAULT_MODEL
+    from reme_mcp.config import Settings
+    from reme_mcp.index import use_embedder
+
+    assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *embedder.MODELS}
+    assert hub_models.BUNDLED[0] == hub_models.FAST == use_embedder.MODEL == Settings.semantic_model
+    assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [use_embedder.DIM, embedder.DIM, embedder.DIM]
 
 
 def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path], tmp_path: Path) -> None:

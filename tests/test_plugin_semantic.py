@@ -24,7 +24,7 @@ from tests.test_plugin_launcher import Connection, _call, _env, _launch
 
 NOTE = "The cache problem in the build farm was fixed by pinning the resolver to version 7."
 EXTRA_MISSING = "semantic: off (the semantic extra is not installed"
-MODEL_LINE = "  model: multilingual-e5-small"
+MODEL_LINE = "  model: use-multilingual-v3"
 
 
 def _setting(value: str | None, *, with_uv: bool = True, **extra: str) -> dict[str, str]:

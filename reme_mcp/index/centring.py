@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import language_means
+from reme_mcp.index import fusion, language_means
 
 Vectors = NDArray[np.float32]
 # A model's raw unit vectors for texts, embedded as stored text (False) or as a question (True).
@@ -114,6 +114,11 @@ class Centred:
     A runtime supplies `_raw` (its model's unit vectors) and its means (model_means)."""
 
     dim: int
+    # How the fusion weighs the model's cosines: e5's scale unless a model says otherwise.
+    trust: fusion.Trust = fusion.E5_TRUST
+    # Whether the model reads a question otherwise than stored text (e5's "query: " and
+    # "passage: "): only then is a question embedded both ways (joined).
+    two_readings: bool = True
     _passage_means: Means
     _query_means: Means
 

@@ -1,4 +1,4 @@
-"""Which runtime embeds for the semantic stage: the bundled model (embedder.py) or a fetched one (onnx_embedder.py).
+"""Which runtime embeds for the semantic stage: a bundled model (use_embedder.py, embedder.py) or a fetched one (onnx_embedder.py).
 
 Both give unit vectors, centred the same way (centring.py), through one small interface.
 """
@@ -12,11 +12,15 @@ from reme_mcp.config import default_models_home
 from reme_mcp.index import hub_models
 from reme_mcp.index.centring import Read, Vectors
 from reme_mcp.index.embedder import Embedder
+from reme_mcp.index.fusion import Trust
+from reme_mcp.index.use_embedder import UseEmbedder
 
 
 class TextEmbedder(Protocol):
     name: str
     dim: int
+    trust: Trust  # how the fusion weighs this model's cosines
+    two_readings: bool  # whether a question read as stored text differs (centring.joined)
 
     def passages(self, texts: list[str]) -> Vectors: ...
 
@@ -36,9 +40,11 @@ def model_key(name: str, models_home: Path | None) -> str:
 def open_embedder(name: str, models_home: Path | None, means_file: Path | None, threads: int = 1) -> TextEmbedder:
     """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads.
 
-    `threads`: the cores embedding may use. The bundled model's 8-bit graph is built once
-    into the models folder (e5_graph.py)."""
+    `threads`: the cores embedding may use. A bundled model's 8-bit graph is built once
+    into the models folder (use_graph.py, e5_graph.py)."""
     home = models_home or default_models_home()
+    if name == hub_models.FAST:
+        return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):
         return Embedder(home, name, threads=threads, means_file=means_file)
     from reme_mcp.index.onnx_embedder import OnnxEmbedder

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from reme_mcp.index.analysis import memory_analyzer
@@ -55,15 +56,33 @@ RERANK_DEPTH = 20
 DOUBT_FROM, DOUBT_TO = 0.05, 0.10
 
 
+@dataclass(frozen=True)
+class Trust:
+    """How far the fusion follows one model: each model has its own scale of cosine similarity
+    and its own judgement of which lexical hit answers a question (docs/semantic.md).
+
+    `floor`: the cosine under which a chunk is not offered; `doubt`: the margins at which the
+    model's best chunk starts and ends fading a strong lexical stage (`doubted`); `rerank`: the
+    weight of its cosine in reordering a strong lexical stage's hits."""
+
+    floor: float = MIN_SIMILARITY
+    doubt: tuple[float, float] = (DOUBT_FROM, DOUBT_TO)
+    rerank: float = RERANK_WEIGHT
+
+
+# multilingual-e5-small, and the hub's e5 models: the constants above, measured with it.
+E5_TRUST = Trust()
+
+
 def lexical_strength(best_coverage: float) -> float:
     """0 when the lexical stage found little of the query, 1 when it found its words."""
     return _ramp(best_coverage, WEAK, STRONG)
 
 
-def doubted(strength: float, model_best: float, lexical_best: float) -> float:
+def doubted(strength: float, model_best: float, lexical_best: float, trust: Trust = E5_TRUST) -> float:
     """The lexical stage's strength, faded where the model finds a chunk much more like the
     question (cosine `model_best`) than any lexical hit (`lexical_best`)."""
-    return strength * (1.0 - _ramp(model_best - lexical_best, DOUBT_FROM, DOUBT_TO))
+    return strength * (1.0 - _ramp(model_best - lexical_best, *trust.doubt))
 
 
 def _ramp(value: float, low: float, high: float) -> float:
@@ -109,13 +128,14 @@ def fuse(
     query: str,
     covered: Sequence[float] | None = None,
     similar: Mapping[str, float] | None = None,
+    trust: Trust = E5_TRUST,
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first, then by fused rank.
 
     `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `covered`:
     each lexical hit's coverage (`coverage`), by which the lexical stage's strength is known;
     `similar`: the cosine similarity of lexical hits to the question, by chunk id (the reordering,
-    and the model's doubt of the lexical stage: `doubted`).
+    and the model's doubt of the lexical stage: `doubted`); `trust`: the model's own scale.
     """
     scores: dict[str, float] = {}
     first: list[str] = []
@@ -123,7 +143,7 @@ def fuse(
     strong = lexical_strength(max(covered, default=0.0))
     if similar and semantic:
         shown = (similar.get(key(hit), 0.0) for hit in lexical[:RERANK_DEPTH])
-        strong = doubted(strong, semantic[0][1], max(shown, default=0.0))
+        strong = doubted(strong, semantic[0][1], max(shown, default=0.0), trust)
     # Weak lexical hits (a paraphrase's, matching function words) count by the square of what
     # they hold: at a coverage of 0.06, 1/61 would move the model's ranking by four places.
     # Strong ones rank as the lexical stage ranked them.
@@ -132,15 +152,15 @@ def fuse(
         chunk = key(hit)
         share = (1.0 - strong) * held**2 + strong
         scores[chunk] = scores.get(chunk, 0.0) + LEXICAL_WEIGHT * share / (RRF_K + rank)
-        if similar and rank <= RERANK_DEPTH:
+        if similar and trust.rerank and rank <= RERANK_DEPTH:
             # The lexical stage's best hit keeps its place (it counts as if the model agreed
             # fully): reordering it too cost LoCoMo 0.03 of MRR for the same recall.
             agreed = 1.0 if rank == 1 else similar.get(chunk, 0.0)
-            scores[chunk] += strong * RERANK_WEIGHT * agreed
+            scores[chunk] += strong * trust.rerank * agreed
         if verbatim(content(hit), query):
             first.append(chunk)
     for rank, (chunk, similarity) in enumerate(semantic, start=1):
-        if similarity < MIN_SIMILARITY or semantic_weight <= 0:
+        if similarity < trust.floor or semantic_weight <= 0:
             break  # a strong lexical stage answers alone: its results exactly
         scores[chunk] = scores.get(chunk, 0.0) + semantic_weight / (RRF_K + rank)
     ahead = set(first)

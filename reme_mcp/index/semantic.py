@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from whoosh.searching import Searcher
 
-from reme_mcp.index import centring, language_means, windows
-from reme_mcp.index.embedder import DEFAULT_MODEL, DIM, VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.index import centring, fusion, hub_models, language_means, windows
+from reme_mcp.index.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.store import IndexStore
@@ -78,14 +78,14 @@ class SemanticStage:
     """One index's vectors, kept up to date by a background thread, and the nearest chunks to a question."""
 
     def __init__(
-        self, store: IndexStore, folder: Path, model: str = DEFAULT_MODEL, models_home: Path | None = None
+        self, store: IndexStore, folder: Path, model: str = hub_models.FAST, models_home: Path | None = None
     ) -> None:
         self._store = store
         self._folder = folder
         self.model = model
         self._models_home = models_home  # where fetched hub models are (hub_models.py)
         self._key = model_key(model, models_home)
-        self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", DIM)
+        self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", hub_models.bundled_dim(model) or DIM)
         self.failure: str | None = None
         self._query_model: TextEmbedder | None = None
         self._text_model: TextEmbedder | None = None  # a question embedded as text, at once
@@ -143,7 +143,7 @@ class SemanticStage:
         if model is None or not text.strip():
             return [], {}
         with self._query_lock:
-            if as_text_too and self._text_model is not None:
+            if as_text_too and self._text_model is not None and model.two_readings:
                 # The two embeddings at once, one a core: a second one costs no wall time
                 # while a core is free (the background embedding yields, it runs at nice 19).
                 said = self._asker.submit(self._text_model.passages, [text])
@@ -151,6 +151,12 @@ class SemanticStage:
             else:
                 query = model.query(text)
         return self.vectors.nearest(query, k, chunk_ids)
+
+    @property
+    def trust(self) -> fusion.Trust:
+        """How the fusion weighs the loaded model's cosines (e5's until it has loaded)."""
+        model = self._query_model
+        return model.trust if model is not None else fusion.E5_TRUST
 
     def state(self) -> SemanticState:
         waiting, gone = self._behind()

@@ -145,7 +145,7 @@ class SemanticHook:
         meant_at = {n.key.chunk_id: n.at for n in found}
         if not near and not similar:
             return hits, total
-        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar)
+        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar, self.stage.trust)
         by_id = {_chunk_id(h): h for h in hits}
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
         if wanted:

