@@ -152,3 +152,16 @@ def refresh_day_index(ws: Workspace, day: str) -> Path:
 
 # As the reme-mcp command does for its process: in-process tests replace day indexes under leases too.
 process.ignore_lease_breaks()
+
+
+# Texts of the kinds a workspace holds, for the bundled models' runtime tests: English, Chinese,
+# a dialog line, odd white space and full-width letters, mixed scripts with a version.
+MODEL_TEXTS = [
+    "how much protein per day",
+    "The cache problem was fixed on Tuesday by Alice.",
+    "这个项目的测试口令是蓝鲸-731。",
+    "Caroline: I went to the support group yesterday and it was so powerful.",
+    "  spaced   out\ttabs\nnew line ①②③ ＡＢＣ ｶﾀｶﾅ café",
+    "混合 mixed text 中文和English一起 v2.3.1",
+    "我们决定把周会改到每周三下午。",
+]

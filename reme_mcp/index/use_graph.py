@@ -24,12 +24,11 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import model_cache
+from reme_mcp.index import model_cache, onnx_graph
 
 T = TypeVar("T")
 
 GRAPH_VERSION = "u1"
-OPSET = 17
 WORD_DIM = 512  # a word table row
 BRANCH_DIM = 256  # each convolution's width
 # (tokens a window, of which before the token) for the three convolutions, as the model was trained.
@@ -61,58 +60,39 @@ def window_index(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
 
 def _graph(w: Any) -> Any:
     """words [tokens, 512], window [tokens, WINDOW] -> features [tokens, FEATURES], normalized."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
-    nodes: list[Any] = []
-    weights: list[Any] = []
-
-    def const(name: str, value: NDArray[Any]) -> str:
-        weights.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    def node(op: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
-        out = f"n{len(nodes)}"
-        nodes.append(helper.make_node(op, inputs, [out], domain=domain, **attrs))
-        return out
-
-    def product(x: str, name: str, matrix: NDArray[np.float32], bias: NDArray[np.float32]) -> str:
-        """x @ M + b, M [in, out]: 8-bit weights a column, the activations quantized per call."""
-        scale = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127.0
-        q = const(f"{name}.q", np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8))
-        s = const(f"{name}.s", scale.astype(np.float32))
-        b = const(f"{name}.b", np.asarray(bias, dtype=np.float32))
-        return node("DynamicQuantizeMatMul", [x, q, s, "", b], domain="com.microsoft")
+    g = onnx_graph.Builder()
 
     def norm(x: str, name: str, gain: NDArray[np.float32], shift: NDArray[np.float32]) -> str:
-        g, b = const(f"{name}.g", gain.astype(np.float32)), const(f"{name}.b", shift.astype(np.float32))
-        return node("LayerNormalization", [x, g, b], axis=-1, epsilon=float(w.eps))
+        weights = [g.const(f"{name}.g", gain.astype(np.float32)), g.const(f"{name}.b", shift.astype(np.float32))]
+        return g.node("LayerNormalization", [x, *weights], axis=-1, epsilon=float(w.eps))
 
     def columns(x: str, name: str, start: int, stop: int) -> str:
-        bounds = [const(f"{name}.{k}", np.array([v], dtype=np.int64)) for k, v in (("0", start), ("1", stop), ("a", 1))]
-        return node("Slice", [x, *bounds])
+        bounds = [
+            g.const(f"{name}.{k}", np.array([v], dtype=np.int64)) for k, v in (("0", start), ("1", stop), ("a", 1))
+        ]
+        return g.node("Slice", [x, *bounds])
 
-    zeros = const("zeros", np.zeros((1, BRANCH_DIM), dtype=np.float32))
-    x = norm(product("words", "proj", w.proj_W, w.proj_b), "proj.ln", w.ln_g_all, w.ln_b_all)
+    zeros = g.const("zeros", np.zeros((1, BRANCH_DIM), dtype=np.float32))
+    x = norm(g.product("words", "proj", w.proj_W, w.proj_b), "proj.ln", w.ln_g_all, w.ln_b_all)
     features = ["words"]
     for i, (n, before) in enumerate(ORDERS):
         branch = columns(x, f"x{i}", i * BRANCH_DIM, (i + 1) * BRANCH_DIM)
         window = columns("window", f"w{i}", BEFORE - before, BEFORE - before + n)
-        flat = const(f"flat{i}", np.array([-1, n * BRANCH_DIM], dtype=np.int64))
+        flat = g.const(f"flat{i}", np.array([-1, n * BRANCH_DIM], dtype=np.int64))
         for layer, (matrix, bias) in enumerate(((w.w1[i], w.b1[i]), (w.w2[i], w.b2[i]))):
-            read = node("Reshape", [node("Gather", [node("Concat", [branch, zeros], axis=0), window], axis=0), flat])
-            branch = node("Add", [node("Relu", [product(read, f"c{i}.{layer}", matrix, bias)]), branch])
+            padded = g.node("Concat", [branch, zeros], axis=0)
+            read = g.node("Reshape", [g.node("Gather", [padded, window], axis=0), flat])
+            branch = g.node("Add", [g.node("Relu", [g.product(read, f"c{i}.{layer}", matrix, bias)]), branch])
         features.append(branch)
-    out = norm(node("Concat", features, axis=1), "ln", w.ln_g, w.ln_b)
-    nodes.append(helper.make_node("Identity", [out], ["features"]))
-    graph = helper.make_graph(
-        nodes,
+    out = norm(g.node("Concat", features, axis=1), "ln", w.ln_g, w.ln_b)
+    g.nodes.append(helper.make_node("Identity", [out], ["features"]))
+    return g.model(
         "use-multilingual-v3-int8",
         [
             helper.make_tensor_value_info("words", TensorProto.FLOAT, ["tokens", WORD_DIM]),
             helper.make_tensor_value_info("window", TensorProto.INT64, ["tokens", WINDOW]),
         ],
         [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["tokens", FEATURES])],
-        weights,
     )
-    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
-    return helper.make_model(graph, opset_imports=opsets, producer_name="reme-mcp")
