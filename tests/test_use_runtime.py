@@ -76,3 +76,11 @@ def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
     use_embedder._LOADED.clear()
     UseEmbedder(tmp_path)
     assert [p.stat().st_mtime_ns for p in tmp_path.glob("use-m3-int8-*.onnx")] == [stamp]
+
+
+def test_a_text_far_longer_than_a_window_is_read_in_windows_from_its_start(embedder: UseEmbedder) -> None:
+    lines = [f"Line {i}: the backup of server {i} runs at {i % 24}:00." for i in range(20_000)]
+    read = embedder.passage_windows(["\n".join(lines)])
+    assert read.counts == [len(read.windows)] and 1 < len(read.windows) <= 32
+    assert read.windows[0].startswith("Line 0:") and "Line 19999" not in "".join(read.windows)
+    assert np.isfinite(read.vectors).all()

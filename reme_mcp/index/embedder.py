@@ -117,7 +117,7 @@ class _Model:
         language). A text that fits one window is read as ids() reads it; a longer one line by
         line (windows.py)."""
         prefix_ids: list[int] = self.tokenizer.encode([self.clean(prefix.strip())])[0]
-        texts = [t[:_READ_CHARS] for t in texts]
+        texts = [t[:READ_CHARS] for t in texts]
         return windows.plan(
             texts,
             [self._read(e) for e in self._encoded(texts, prefix)],
@@ -129,7 +129,7 @@ class _Model:
 
     def _encoded(self, texts: list[str], prefix: str) -> list[list[int]]:
         # A token is at most a few characters: what lies beyond the first 4096 is never read.
-        encoded: list[list[int]] = self.tokenizer.encode([self.clean(prefix + t[:_READ_CHARS]) for t in texts])
+        encoded: list[list[int]] = self.tokenizer.encode([self.clean(prefix + t[:READ_CHARS]) for t in texts])
         return encoded
 
     def _read(self, tokens: list[int]) -> list[int]:
@@ -229,7 +229,9 @@ class _Runtime:
 
 
 _SPACES = re.compile(" {2,}")
-_READ_CHARS = 4096
+# What a model reads of a text at most: 32 windows of 96 tokens rarely reach this far, and a
+# text many times longer (a log pasted whole) costs no more to split into words.
+READ_CHARS = 4096
 
 
 def padded(rows: list[list[int]], pad: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:

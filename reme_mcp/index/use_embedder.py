@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.index import centring, fusion, use_graph, windows
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable
+from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable
 
 MODEL = "use-multilingual-v3"
 DIM = 512
@@ -72,6 +72,7 @@ class UseEmbedder(centring.Centred):
         return self._vectors([self._read(ids[:MAX_EMBED_TOKENS]) for ids in self._encoded(texts)])
 
     def _raw_windows(self, texts: list[str]) -> tuple[Vectors, list[str], list[int]]:
+        texts = [t[:READ_CHARS] for t in texts]
         planned = windows.plan(
             texts,
             [self._read(ids) for ids in self._encoded(texts)],
@@ -84,7 +85,9 @@ class UseEmbedder(centring.Centred):
         return self._vectors(ids), said, counts
 
     def _encoded(self, texts: list[str]) -> list[list[int]]:
-        encoded: list[list[int]] = self._model.pieces.encode([" ".join(t.split()) for t in texts], out_type=int)
+        encoded: list[list[int]] = self._model.pieces.encode(
+            [" ".join(t[:READ_CHARS].split()) for t in texts], out_type=int
+        )
         return encoded
 
     @staticmethod
