@@ -362,7 +362,7 @@ def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     from reme_mcp.index import use_embedder
 
     assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *embedder.MODELS}
-    assert hub_models.BUNDLED[0] == hub_models.FAST == use_embedder.MODEL == Settings.semantic_model
+    assert hub_models.BUNDLED[0] == use_embedder.MODEL == Settings.semantic_model
     assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [use_embedder.DIM, embedder.DIM, embedder.DIM]
 
 

@@ -13,6 +13,7 @@ from reme_mcp.index import hub_models
 from reme_mcp.index.centring import Read, Vectors
 from reme_mcp.index.embedder import Embedder
 from reme_mcp.index.fusion import Trust
+from reme_mcp.index.use_embedder import MODEL as USE_MODEL
 from reme_mcp.index.use_embedder import UseEmbedder
 
 
@@ -43,7 +44,7 @@ def open_embedder(name: str, models_home: Path | None, means_file: Path | None, 
     `threads`: the cores embedding may use. A bundled model's 8-bit graph is built once
     into the models folder (use_graph.py, e5_graph.py)."""
     home = models_home or default_models_home()
-    if name == hub_models.FAST:
+    if name == USE_MODEL:
         return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):
         return Embedder(home, name, threads=threads, means_file=means_file)

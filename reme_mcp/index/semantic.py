@@ -78,7 +78,7 @@ class SemanticStage:
     """One index's vectors, kept up to date by a background thread, and the nearest chunks to a question."""
 
     def __init__(
-        self, store: IndexStore, folder: Path, model: str = hub_models.FAST, models_home: Path | None = None
+        self, store: IndexStore, folder: Path, model: str = hub_models.BUNDLED[0], models_home: Path | None = None
     ) -> None:
         self._store = store
         self._folder = folder
