@@ -13,7 +13,7 @@ and the default install never load it (tests/test_architecture.py).
 
 Why it is kept beside the default (use_embedder.py; docs/semantic.md has the measurements):
 it finds more of the dialog messages that answer a question (LoCoMo any@5 78.9 against the
-default's 76.2), at a third of the default's embedding rate and with weaker recall of notes
+default's 76.2), at a fifth of the default's embedding rate and with weaker recall of notes
 asked for in other words or the other language. `--semantic-model multilingual-e5-small`.
 """
 

