@@ -165,3 +165,5 @@ MODEL_TEXTS = [
     "混合 mixed text 中文和English一起 v2.3.1",
     "我们决定把周会改到每周三下午。",
 ]
+# Whatever a file or a question may hold: nothing a person can write stops a model.
+ODD_TEXTS = ["", " ", "\x00", "\ud800 a lone surrogate", "a" * 100_000, "\u200b\u200b", "😀😀", "\udcff\udcfe"]

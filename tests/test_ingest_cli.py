@@ -52,6 +52,25 @@ def test_backfill_dry_run_then_real_then_rerun(tmp_path: Path) -> None:
     assert json.loads(doctor.stdout)["ingest"]["claude-code"]["tracked"] == 1
 
 
+def test_a_split_emoji_in_a_log_is_kept_as_its_escape_and_the_dialog_stays_utf8(tmp_path: Path) -> None:
+    """A host logged half of an emoji (a JSON escape of a lone surrogate): the imported dialog keeps
+    the escape as the log had it, the file stays UTF-8 (so ReMe and any reader can read it), and
+    the message is found and shown with U+FFFD in its place."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    layout = LAYOUTS["claude-code"]
+    log = layout.install(home)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(layout.line("The deploy key rotates on Mondays zqhalf HALF ok", 1).replace("HALF", "\\ud83d"))
+    real = _run(home, "ingest", "backfill", "claude-code", "-w", str(ws))
+    assert real.returncode == 0 and "Traceback" not in real.stderr, real.stderr
+    data = b"".join(p.read_bytes() for p in (ws / "session" / "dialog").rglob("*.jsonl"))
+    data.decode("utf-8")  # no byte a UTF-8 reader refuses
+    assert b"zqhalf \\ud83d ok" in data
+    found = _run(home, "search", "zqhalf", "-w", str(ws), "--json")
+    assert found.returncode == 0, found.stderr
+    assert "zqhalf \ufffd ok" in json.loads(found.stdout)["results"][0]["snippet"]
+
+
 def test_since_and_project_filters(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     LAYOUTS["codex"].install(home)

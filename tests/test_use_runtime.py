@@ -17,7 +17,7 @@ from pathlib import Path  # noqa: E402
 
 from reme_mcp.index import use_graph  # noqa: E402
 from reme_mcp.index.use_embedder import UseEmbedder  # noqa: E402
-from tests.conftest import MODEL_TEXTS  # noqa: E402
+from tests.conftest import MODEL_TEXTS, ODD_TEXTS  # noqa: E402
 
 TEXTS = [*MODEL_TEXTS, "a"]
 
@@ -45,6 +45,17 @@ def test_the_vectors_are_the_models_own(embedder: UseEmbedder) -> None:
     # And not merely alike: each text is nearest its own vector among all the others.
     assert (np.argmax(ours @ theirs.T, axis=1) == np.arange(len(TEXTS))).all()
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_any_text_gets_a_unit_vector_alone_and_in_a_batch(embedder: UseEmbedder) -> None:
+    """Whatever a file or a question holds (a lone surrogate from a JSON escape too): the
+    stage reads a workspace in batches, so one text that stops the model stops them all."""
+    for text in ODD_TEXTS:
+        vectors = np.vstack([embedder.passages([text]), embedder.query(text)])
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3), repr(text[:20])
+    read = embedder.passage_windows([*ODD_TEXTS, *TEXTS])
+    assert np.allclose(np.linalg.norm(read.vectors, axis=1), 1.0, atol=1e-3)
+    assert len(read.counts) == len(ODD_TEXTS) + len(TEXTS)
 
 
 def test_texts_sharing_a_call_do_not_read_each_others_tokens(embedder: UseEmbedder) -> None:

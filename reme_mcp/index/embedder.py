@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from reme_mcp.index import centring, e5_graph, e5_tokenizer, windows
 from reme_mcp.index.e5_file import E5File
+from reme_mcp.storage.text import readable
 
 DEFAULT_MODEL = "multilingual-e5-small"
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
@@ -138,8 +139,8 @@ class _Model:
     def clean(self, text: str) -> str:
         """The text as the model's tokenizer reads it: characters normalized by the file's
         table (full-width forms, compatibility characters, controls dropped), runs of spaces one.
-        A lone surrogate (JSON may carry one) is no character: it reads as "?"."""
-        text = text.translate(self.normalize).encode("utf-8", "replace").decode("utf-8")
+        A lone surrogate (JSON may carry one) is no character: it reads as U+FFFD (text.py)."""
+        text = readable(text.translate(self.normalize))
         return _SPACES.sub(" ", text)
 
     def inputs(self, texts: list[str]) -> dict[str, Vectors]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reme_mcp.storage.text import readable
+
 
 @dataclass(frozen=True)
 class ChunkHit:
@@ -21,15 +23,16 @@ class ChunkHit:
 
 
 def chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHit:
+    # An index built by an earlier version may store a lone surrogate (storage/text.py).
     return ChunkHit(
         path=fields["path"],
         start_line=int(fields.get("start_line") or 1),
         end_line=int(fields.get("end_line") or 1),
         score=score,
-        name=fields.get("name") or "",
-        description=fields.get("description") or "",
+        name=readable(fields.get("name") or ""),
+        description=readable(fields.get("description") or ""),
         date=fields.get("date") or None,
-        content=fields.get("content") or "",
+        content=readable(fields.get("content") or ""),
         docnum=docnum,
     )
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from reme_mcp.index import centring, fusion, hub_models, use_graph, windows
 from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable
+from reme_mcp.storage.text import readable
 
 MODEL = "use-multilingual-v3"
 DIM = 512
@@ -85,7 +86,7 @@ class UseEmbedder(centring.Centred):
 
     def _encoded(self, texts: list[str]) -> list[list[int]]:
         encoded: list[list[int]] = self._model.pieces.encode(
-            [" ".join(t[:READ_CHARS].split()) for t in texts], out_type=int
+            [" ".join(readable(t[:READ_CHARS]).split()) for t in texts], out_type=int
         )
         return encoded
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from reme_mcp.ingest.model import SessionBatch, Turn
+from reme_mcp.storage.text import json_escaped
 from reme_mcp.storage.workspace import Workspace
 
 DIALOG_DIR = "session/dialog"
@@ -41,7 +42,7 @@ def message_line(turn: Turn, batch: SessionBatch, source: str) -> str:
         "metadata": meta,
         "created_at": turn.created_at,
     }
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(record, ensure_ascii=False)) + "\n"
 
 
 def imported_ids(path: Path) -> set[str]:
@@ -91,7 +92,7 @@ class DialogWriter:
         if not turns:
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = "".join(message_line(turn, batch, self.source) for turn in turns).encode("utf-8", "surrogatepass")
+        data = "".join(message_line(turn, batch, self.source) for turn in turns).encode("utf-8")
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             size = os.fstat(fd).st_size

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reme_mcp.storage.documents import body_hash, split_front_matter
+from reme_mcp.storage.text import nameable
 from reme_mcp.storage.workspace import Workspace, file_stamp
 
 MAX_NOTE_READ = 4 * 1024 * 1024
@@ -150,7 +151,7 @@ class DayNotes:
         started = time.monotonic()
         if recheck or started - known.checked >= max(RECHECK, 5 * known.cost):
             folder = self.folder(day)
-            for name in [n for n in known.names if _is_markdown(n)]:
+            for name in [n for n in known.names if _is_note(n)]:
                 fresh = self._read(folder, day, name, known.notes.get(name))
                 if fresh is None:
                     known.forget(name)
@@ -226,7 +227,7 @@ class DayNotes:
         for name in names - known.names:
             known.folded.add(fold_name(name))
             # Every *.md, dot-files too, as ReMe lists them (temp files end in .tmp-<hex>).
-            if _is_markdown(name):
+            if _is_note(name):
                 fresh = self._read(folder, day, name, None)
                 if fresh is not None:
                     known.put(name, fresh)
@@ -279,6 +280,7 @@ def fold_name(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
-def _is_markdown(name: str) -> bool:
-    """A name with the suffix .md, as pathlib reads suffixes (".md" alone has none)."""
-    return name.endswith(".md") and name.rfind(".") > 0
+def _is_note(name: str) -> bool:
+    """A name with the suffix .md, as pathlib reads suffixes (".md" alone has none). A name that
+    is not UTF-8 is no note a client can be told of (storage/text.py); it still takes its name."""
+    return name.endswith(".md") and name.rfind(".") > 0 and nameable(name)

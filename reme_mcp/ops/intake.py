@@ -23,6 +23,7 @@ from reme_mcp.ops.limits import (
 )
 from reme_mcp.safety import boundary
 from reme_mcp.storage.documents import body_hash, is_markdown
+from reme_mcp.storage.text import require_unicode
 from reme_mcp.storage.workspace import Workspace
 
 
@@ -77,6 +78,10 @@ def check_input(
     max_chars: int,
 ) -> NoteInput:
     """The note to write, or a one-line ReMeError saying which field is wrong and why."""
+    fields = [("content", content), ("name", name), ("description", description), *(("a tag", t) for t in tags or [])]
+    for field, value in fields:
+        if isinstance(value, str):
+            require_unicode(value, field)
     text = boundary.strip_recalled(content).strip() if isinstance(content, str) else ""
     if not text:
         raise ReMeError("content is empty: give the fact to remember as Markdown text")

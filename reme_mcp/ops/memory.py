@@ -49,6 +49,7 @@ from reme_mcp.ops.models import (
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
+from reme_mcp.storage.text import readable
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
+        query = readable(query)  # an argument that is not UTF-8 (text.py)
         SEARCH_LIMIT.check("limit", limit)
         SEARCH_MAX_CHARS.check("max_chars", max_chars)
         start, end = parse_range(start_date, end_date)

@@ -15,6 +15,7 @@ from typing import Protocol
 from reme_mcp.ops.limits import Direction
 from reme_mcp.ops.models import GraphEdge, GraphNode, TraverseResult
 from reme_mcp.safety.boundary import escaped
+from reme_mcp.storage.text import nameable
 from reme_mcp.storage.workspace import PRIVATE_DIRS, Workspace
 
 MAX_FOLDER_ENTRIES = 200  # per folder
@@ -111,7 +112,8 @@ def link_graph(
 def _folder_entries(ws: Workspace, folder: Path) -> list[Path]:
     """A folder's visible entries inside the workspace, folders first, then by name."""
     try:
-        entries = [e for e in folder.iterdir() if not e.name.startswith(".")]
+        # A name that is not UTF-8 cannot be told to a client (storage/text.py).
+        entries = [e for e in folder.iterdir() if not e.name.startswith(".") and nameable(e.name)]
     except OSError:
         return []
     if folder == ws.root:

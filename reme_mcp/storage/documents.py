@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from reme_mcp.errors import ReMeError
+from reme_mcp.storage.text import readable
 from reme_mcp.storage.workspace import DATE_RE
 
 # The day index's machine-managed block (workspace-format.md). A format marker: the day
@@ -74,14 +75,16 @@ def _no_alias_loader() -> type[Any]:
 def json_safe(value: Any) -> Any:
     """Front-matter values as JSON can carry them (YAML gives dates and other types)."""
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {readable(str(k)): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
         return [json_safe(v) for v in value]
     if isinstance(value, datetime | date):
         return str(value)  # as ReMe renders it: "2026-11-28 10:00:00", not ISO's "T"
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, str):
+        return readable(value)  # a YAML escape may leave a lone surrogate (text.py)
+    if value is None or isinstance(value, int | float | bool):
         return value
-    return str(value)
+    return readable(str(value))
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], int]:
@@ -232,10 +235,11 @@ def parse_message(line: str) -> Message | None:
         text = ""
     if not text.strip():
         return None
-    role = str(obj.get("role") or "")
-    name = str(obj.get("name") or role)
-    time = str(obj.get("created_at") or obj.get("timestamp") or "")
-    return Message(role=role, name=name, time=time, text=" ".join(text.split()))
+    # A JSON escape may leave a lone surrogate (text.py).
+    role = readable(str(obj.get("role") or ""))
+    name = readable(str(obj.get("name") or role))
+    time = readable(str(obj.get("created_at") or obj.get("timestamp") or ""))
+    return Message(role=role, name=name, time=time, text=readable(" ".join(text.split())))
 
 
 def parse_dialog(text: str) -> Document:

@@ -8,6 +8,7 @@ cross-process locks that keep concurrent writers from losing data.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import secrets
@@ -22,6 +23,7 @@ from reme_mcp.errors import ReMeError
 from reme_mcp.storage import locks
 from reme_mcp.storage.files import fsync_dir
 from reme_mcp.storage.locks import LOCK_TIMEOUT
+from reme_mcp.storage.text import nameable, require_unicode
 
 # Folders that hold derived or runtime state: never memory, never served.
 PRIVATE_DIRS = frozenset({"metadata", "mem_session"})
@@ -35,6 +37,8 @@ MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
 _TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
+log = logging.getLogger("reme_mcp.storage")
+_told: set[str] = set()  # the names not UTF-8 already said, once a process
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,14 @@ class FileEntry:
     path: str  # workspace-relative POSIX path
     stamp: str  # changes whenever the file's content may have changed
     size: int
+
+
+def _left_out(path: str) -> None:
+    """Say once that a file or folder whose name is not UTF-8 is not searched (text.py says why)."""
+    if path not in _told:
+        _told.add(path)
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        log.warning("reme-mcp: %s is left out of search: its name is not UTF-8; rename it to search it", shown)
 
 
 def file_stamp(st: os.stat_result) -> str:
@@ -141,6 +153,7 @@ class Workspace:
         # and search shows its exact path (inside the boundary) so that it can be read.
         if "\0" in raw:
             raise ReMeError("path contains a NUL character: use a plain workspace-relative path")
+        require_unicode(raw, "path")
         if "\\" in raw or _DRIVE_RE.match(raw) or raw.startswith(("/", "~")):
             raise ReMeError(
                 "path must be workspace-relative with forward slashes (like digest/wiki/a.md), "
@@ -245,6 +258,9 @@ class Workspace:
             for entry in entries:
                 name = entry.name
                 if name[0] == "." or (at_root and name in PRIVATE_DIRS):
+                    continue
+                if not nameable(name):
+                    _left_out(entry.path)
                     continue
                 try:
                     link = entry.is_symlink()
