@@ -313,6 +313,42 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
     )
 
 
+def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkeypatch: Any, caplog: Any) -> None:
+    """The model fails on one file's text (any fault it may have): that file is said once on
+    stderr and searched by its words; every other file of its batch and after it is embedded;
+    `doctor` says ready; once the file is edited, the model reads it again."""
+    from reme_mcp.index import centring
+    from reme_mcp.ops.memory import Memory
+
+    passage_windows = centring.Centred.passage_windows
+
+    def failing(self: centring.Centred, texts: list[str]) -> Any:  # the real model, but for one text
+        if any("zqpoison" in text for text in texts):
+            raise ValueError("the model cannot read this text")
+        return passage_windows(self, texts)
+
+    monkeypatch.setattr(centring.Centred, "passage_windows", failing)
+    memory = Memory(load_settings(str(tmp_path / "ws"), "UTC", "on"))
+    poison = memory.remember("The boiler manual zqpoison sits in the hall cupboard.", date="2026-11-28").path
+    paths = [memory.remember(note, date="2026-11-28").path for note in NOTES]
+    hook = memory.index.semantic
+    assert hook is not None
+    memory.search("anything")  # a search syncs the index and wakes the stage
+    assert hook.wait(DEADLINE)
+    report = memory.doctor().semantic
+    assert isinstance(report, dict) and report["status"] == "ready" and report["files_waiting"] == 0, report
+    told = [r.getMessage() for r in caplog.records if "not searched by meaning" in r.getMessage()]
+    assert len(told) == 1 and poison in told[0], told
+    assert paths[0] in [h.path for h in memory.search("Which sibling purchased an automobile?", limit=1).results]
+    assert [h.path for h in memory.search("zqpoison").results] == [poison]
+    note = tmp_path / "ws" / poison
+    note.write_text(note.read_text(encoding="utf-8").replace("zqpoison ", ""), encoding="utf-8")
+    memory.search("anything")
+    assert hook.wait(DEADLINE)
+    assert [h.path for h in memory.search("Where is the heating guide kept?", limit=1).results] == [poison]
+    assert len([r for r in caplog.records if "not searched by meaning" in r.getMessage()]) == 1
+
+
 def test_doctor_says_ready_when_nothing_waits_and_embedding_while_a_file_does(tmp_path: Path, monkeypatch: Any) -> None:
     """`doctor` says how far embedding is: "ready" when every file is embedded, even while a look
     has just woken the stage or another server holds the embedding; "embedding" while a file

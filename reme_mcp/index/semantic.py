@@ -34,7 +34,7 @@ from whoosh.searching import Searcher
 from reme_mcp.index import centring, fusion, hub_models, language_means, windows
 from reme_mcp.index.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
-from reme_mcp.index.schema import FILE_RECORD
+from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import ChunkKey, Near, Rows, VectorStore, text_digest
 from reme_mcp.storage import locks
@@ -87,6 +87,8 @@ class SemanticStage:
         self._key = model_key(model, models_home)
         self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", hub_models.bundled_dim(model) or DIM)
         self.failure: str | None = None
+        # Files the model could not read, with the content it failed on: not tried again until edited.
+        self._unreadable: dict[str, str] = {}
         self._query_model: TextEmbedder | None = None
         self._text_model: TextEmbedder | None = None  # a question embedded as text, at once
         self._asker = ThreadPoolExecutor(1, thread_name_prefix="reme-ask")
@@ -179,8 +181,16 @@ class SemanticStage:
         with store.mutex:
             records = store.records() if store.exists() else {}
         have = self.vectors.hashes()
-        waiting = sum(1 for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp))
-        return waiting, sum(1 for p in have if p not in records)
+        return len(self._due(records, have)), sum(1 for p in have if p not in records)
+
+    def _due(self, records: dict[str, FileRecord], have: dict[str, str]) -> list[str]:
+        """The files whose content is not embedded as it is now (and not known to be unreadable)."""
+        due = []
+        for path, record in records.items():
+            now = record.content_hash or record.stamp
+            if have.get(path) != now and self._unreadable.get(path) != now:
+                due.append(path)
+        return due
 
     # ---- the background thread ------------------------------------------------------------
 
@@ -256,15 +266,37 @@ class SemanticStage:
             batch.append(item)
             tokens += sum(4 + _tokens_about(t) for t in item.texts)  # and a window's marks
             if tokens >= BATCH_TOKENS:
-                self._embed(worker, batch)
+                self._embed_apart(worker, batch)
                 batch, tokens = [], 0
                 if time.monotonic() - saved > SAVE_EVERY:
                     self.vectors.save()
                     saved = time.monotonic()
         if self._stopping.is_set() and not self._folder.is_dir():
             return  # the index went with its workspace (a temporary one): nothing to keep
-        self._embed(worker, batch)
+        self._embed_apart(worker, batch)
         self.vectors.save()
+
+    def _embed_apart(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
+        """Embeds the batch; when the model fails on it, each file on its own, so that one file it
+        cannot read is left out (one stderr line) rather than holding back every file after it."""
+        try:
+            self._embed(worker, batch)
+        except (OSError, MemoryError):
+            raise  # the machine, not a file: the next wake tries again
+        except Exception as exc:
+            if len(batch) > 1:
+                for item in batch:
+                    self._embed_apart(worker, [item])
+                return
+            item = batch[0]
+            self._unreadable[item.path] = item.content_hash
+            log.warning(
+                "reme-mcp: %s is not searched by meaning: the model cannot read it (%s: %s); "
+                "it is searched by its words, and tried again when it changes",
+                item.path,
+                exc.__class__.__name__,
+                exc,
+            )
 
     def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
         """Embeds the chunks of these files whose text the model has not read yet (a long one as
@@ -296,7 +328,7 @@ class SemanticStage:
             records = store.records()
             have = self.vectors.hashes()
             gone = [p for p in have if p not in records]
-            changed = [p for p, r in records.items() if have.get(p) != (r.content_hash or r.stamp)]
+            changed = self._due(records, have)
             if not changed:
                 return [], gone
             searcher = store.searcher()
