@@ -316,7 +316,7 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
 def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkeypatch: Any, caplog: Any) -> None:
     """The model fails on one file's text (any fault it may have): that file is said once on
     stderr and searched by its words; every other file of its batch and after it is embedded;
-    `doctor` says ready; once the file is edited, the model reads it again."""
+    `doctor` says ready and counts the file as unreadable; once it is edited, the model reads it."""
     from reme_mcp.index import centring
     from reme_mcp.ops.memory import Memory
 
@@ -337,6 +337,7 @@ def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkey
     assert hook.wait(DEADLINE)
     report = memory.doctor().semantic
     assert isinstance(report, dict) and report["status"] == "ready" and report["files_waiting"] == 0, report
+    assert report["files_unreadable"] == 1, report
     told = [r.getMessage() for r in caplog.records if "not searched by meaning" in r.getMessage()]
     assert len(told) == 1 and poison in told[0], told
     assert paths[0] in [h.path for h in memory.search("Which sibling purchased an automobile?", limit=1).results]
@@ -346,6 +347,8 @@ def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkey
     memory.search("anything")
     assert hook.wait(DEADLINE)
     assert [h.path for h in memory.search("Where is the heating guide kept?", limit=1).results] == [poison]
+    report = memory.doctor().semantic
+    assert isinstance(report, dict) and report["files_unreadable"] == 0, report
     assert len([r for r in caplog.records if "not searched by meaning" in r.getMessage()]) == 1
 
 

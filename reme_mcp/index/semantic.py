@@ -64,6 +64,7 @@ class SemanticState:
     status: str  # "loading", "ready", or why it is off
     embedded: int  # chunks with a vector
     files_waiting: int  # files the index holds that are not embedded yet (as of the last look)
+    files_unreadable: int = 0  # files the model failed on, as they are now (searched by their words)
 
 
 @dataclass
@@ -161,7 +162,7 @@ class SemanticStage:
         return model.trust if model is not None else fusion.E5_TRUST
 
     def state(self) -> SemanticState:
-        waiting, gone = self._behind()
+        waiting, gone, unreadable = self._behind()
         if self.failure is not None:
             status = f"off: {self.failure}"
         elif self._query_model is None:
@@ -172,22 +173,23 @@ class SemanticStage:
             status = "ready"
         else:
             status = "embedding"
-        return SemanticState(self.model, status, self.vectors.chunk_count(), waiting)
+        return SemanticState(self.model, status, self.vectors.chunk_count(), waiting, unreadable)
 
-    def _behind(self) -> tuple[int, int]:
-        """Files the index holds that are not embedded as they are now, and files embedded that
-        it no longer holds."""
+    def _behind(self) -> tuple[int, int, int]:
+        """Files the index holds that are not embedded as they are now, files embedded that it no
+        longer holds, and files the model failed on as they are now."""
         store = self._store
         with store.mutex:
             records = store.records() if store.exists() else {}
         have = self.vectors.hashes()
-        return len(self._due(records, have)), sum(1 for p in have if p not in records)
+        unreadable = sum(1 for p, failed in self._unreadable.items() if p in records and _hash(records[p]) == failed)
+        return len(self._due(records, have)), sum(1 for p in have if p not in records), unreadable
 
     def _due(self, records: dict[str, FileRecord], have: dict[str, str]) -> list[str]:
         """The files whose content is not embedded as it is now (and not known to be unreadable)."""
         due = []
         for path, record in records.items():
-            now = record.content_hash or record.stamp
+            now = _hash(record)
             if have.get(path) != now and self._unreadable.get(path) != now:
                 due.append(path)
         return due
@@ -346,6 +348,11 @@ _RUNNING: weakref.WeakSet[SemanticStage] = weakref.WeakSet()
 def _stop_all() -> None:
     for stage in list(_RUNNING):
         stage.stop(STOP_WAIT)
+
+
+def _hash(record: FileRecord) -> str:
+    """What a file's vectors are keyed by: its content as the index recorded it."""
+    return record.content_hash or record.stamp
 
 
 def _sweep_other_versions(folder: Path, key: str) -> None:

@@ -199,4 +199,5 @@ def semantic_report(
         "status": state.status,
         "embedded_chunks": state.embedded,
         "files_waiting": state.files_waiting,
+        "files_unreadable": state.files_unreadable,
     }

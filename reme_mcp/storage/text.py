@@ -24,7 +24,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def readable(text: str) -> str:
-    """`text` with each lone surrogate replaced by U+FFFD (the same object when it holds none)."""
+    """`text` with each lone surrogate replaced by U+FFFD."""
     if text.isascii():
         return text
     return _LONE_SURROGATE.sub("\ufffd", text)
