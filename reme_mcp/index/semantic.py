@@ -182,7 +182,9 @@ class SemanticStage:
         with store.mutex:
             records = store.records() if store.exists() else {}
         have = self.vectors.hashes()
-        unreadable = sum(1 for p, failed in self._unreadable.items() if p in records and _hash(records[p]) == failed)
+        # A copy: the stage's thread may add to it meanwhile (this runs on a searching thread).
+        failed = list(self._unreadable.items())
+        unreadable = sum(1 for p, content in failed if p in records and _hash(records[p]) == content)
         return len(self._due(records, have)), sum(1 for p in have if p not in records), unreadable
 
     def _due(self, records: dict[str, FileRecord], have: dict[str, str]) -> list[str]:
