@@ -135,6 +135,25 @@ class Connection:
         return code, err.decode(errors="replace"), rest
 
 
+def _ended(connection: Connection, timeout: float) -> int:
+    """The exit code; a process still there after `timeout` fails the test with where each of its
+    threads waits (their names and kernel wait channels) and its stderr."""
+    try:
+        return connection.proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        threads = []
+        for task in sorted(Path(f"/proc/{connection.proc.pid}/task").glob("*")):
+            try:
+                name = (task / "comm").read_text().strip()
+                state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                threads.append(f"{name} {state} {(task / 'wchan').read_text().strip()}")
+            except OSError:
+                continue
+        connection.proc.kill()
+        err = connection.proc.stderr.read().decode(errors="replace") if connection.proc.stderr else ""
+        raise AssertionError(f"still running after {timeout} s; threads: {threads}; stderr: {err[-2000:]}") from None
+
+
 def _launch(plugin: Path, data: Path, env: dict[str, str]) -> Connection:
     argv = [str(plugin / "bin" / "reme-mcp"), "--plugin-data", str(data), "--workspace", str(data / "workspace")]
     return Connection(argv, env, plugin)
@@ -264,7 +283,7 @@ def test_changed_code_is_rebuilt_even_when_the_host_ends_the_first_start(
     connection = _launch(plugin, built, _env(with_uv=True))
     connection.handshake()
     connection.proc.send_signal(signal.SIGTERM)
-    assert connection.proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert _ended(connection, timeout=30) == 128 + signal.SIGTERM
     deadline = time.monotonic() + 240
     while not (new := environments() - before):
         assert time.monotonic() < deadline, "the build did not finish after the launcher was ended"

@@ -287,7 +287,10 @@ class Front:
                 server.stdin.close()
 
     def stop(self, code: int) -> None:
-        sys.stderr.flush()
+        # A signal handler may run this while its own thread was writing to stderr: the flush
+        # would then raise (a reentrant call), and the process must end all the same.
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
         os._exit(code)
 
     def end_on_signal(self, signum: int, _frame: FrameType | None) -> None:
