@@ -7,6 +7,7 @@ and speaks MCP to it over stdio."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -150,8 +151,14 @@ def _ended(connection: Connection, timeout: float) -> int:
             except OSError:
                 continue
         connection.proc.kill()
-        err = connection.proc.stderr.read().decode(errors="replace") if connection.proc.stderr else ""
-        raise AssertionError(f"still running after {timeout} s; threads: {threads}; stderr: {err[-2000:]}") from None
+        # What stderr holds now, without waiting for its end: a server it started may hold it open.
+        err = b""
+        if connection.proc.stderr is not None:
+            os.set_blocking(connection.proc.stderr.fileno(), False)
+            with contextlib.suppress(OSError):
+                err = os.read(connection.proc.stderr.fileno(), 1 << 16)
+        shown = err.decode(errors="replace")[-2000:]
+        raise AssertionError(f"still running after {timeout} s; threads: {threads}; stderr: {shown}") from None
 
 
 def _launch(plugin: Path, data: Path, env: dict[str, str]) -> Connection:
