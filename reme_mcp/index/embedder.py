@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -298,21 +299,26 @@ def _model(source_file: Path, models_folder: Path) -> _Model:
 
 
 def _session(graph: Path | bytes) -> Any:
+    # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
+    # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
+    return one_core_session(graph, disabled_optimizers=("SkipLayerNormFusion",))
+
+
+def one_core_session(graph: Path | bytes, disabled_optimizers: Sequence[str] = ()) -> Any:
+    """An onnxruntime session of a bundled model's graph (both bundled models' runtimes use it)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    # A call runs on the thread that makes it, on one core (_Runtime._each runs several side by side).
+    # A call runs on the thread that makes it, on one core (e5's _Runtime._each runs several side by side).
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Activations are freed after each call rather than kept in an arena that only grows:
     # 150 MB less resident (two sessions then), about 5% slower (docs/semantic.md).
     options.enable_cpu_mem_arena = False
-    # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
-    # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
     return onnxruntime.InferenceSession(
         graph if isinstance(graph, bytes) else str(graph),
         options,
         providers=["CPUExecutionProvider"],
-        disabled_optimizers=["SkipLayerNormFusion"],
+        disabled_optimizers=list(disabled_optimizers),
     )

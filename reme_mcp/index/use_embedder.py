@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.index import centring, fusion, hub_models, use_graph, windows
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable
+from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
 from reme_mcp.storage.text import readable
 
 MODEL = "use-multilingual-v3"
@@ -152,19 +152,6 @@ def _load(models_folder: Path) -> _Model:
             pieces = sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model"))
             source = resources / "weights.npz"
             weights = NumpyBackend(str(source), pieces, threads=1)
-            session = use_graph.loaded(weights, source, models_folder, _session)
+            session = use_graph.loaded(weights, source, models_folder, one_core_session)
             _LOADED[models_folder] = _Model(weights, pieces, session)
         return _LOADED[models_folder]
-
-
-def _session(graph: Path | bytes) -> Any:
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    options.enable_cpu_mem_arena = False  # activations freed after each call (embedder.py says why)
-    return onnxruntime.InferenceSession(
-        graph if isinstance(graph, bytes) else str(graph), options, providers=["CPUExecutionProvider"]
-    )
