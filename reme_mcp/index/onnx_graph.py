@@ -13,6 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 OPSET = 17
+# The file format's version, stamped as the oldest that carries OPSET: `onnx` stamps its own
+# newest, which an older onnxruntime refuses to load ("Unsupported model IR version"), and
+# the newest onnxruntime for an Intel Mac is older than the newest onnx for it.
+IR_VERSION = 8
 
 
 class Builder:
@@ -50,4 +54,4 @@ class Builder:
         """The graph with the standard and onnxruntime's operator sets."""
         graph = self._helper.make_graph(self.nodes, name, inputs, outputs, self.weights)
         opsets = [self._helper.make_opsetid("", OPSET), self._helper.make_opsetid("com.microsoft", 1)]
-        return self._helper.make_model(graph, opset_imports=opsets, producer_name="reme-mcp")
+        return self._helper.make_model(graph, opset_imports=opsets, producer_name="reme-mcp", ir_version=IR_VERSION)

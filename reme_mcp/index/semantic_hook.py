@@ -176,13 +176,6 @@ def _chunk_id(hit: Hit) -> str:
     return f"{hit.path}#{hit.start_line}"
 
 
-def semantic_missing(model: str) -> str:
-    """Why a model cannot run here, in one line that says what to install."""
-    if not hub_models.is_bundled(model):
-        return f"the runtime of {model} is not installed: {hub_models.HUB_EXTRA}"
-    return "the semantic extra is not installed: pip install 'reme-mcp[semantic]'"
-
-
 def semantic_report(
     hook: SemanticHook | None, setting: str, wait: float = 10.0, model: str = hub_models.BUNDLED[0]
 ) -> dict[str, Any] | str:
@@ -190,7 +183,7 @@ def semantic_report(
     if hook is None:
         if setting == "off":
             return "off (the semantic setting is off)"
-        return f"off ({semantic_missing(model)})"
+        return f"off ({hub_models.why_missing(model)})"
     hook.changed()
     hook.stage.loaded(wait)
     state = hook.state()

