@@ -89,6 +89,23 @@ async def test_a_paraphrase_finds_its_note(tmp_path: Path) -> None:
         assert target not in await top_paths(c, query)
 
 
+async def test_a_hit_found_by_meaning_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    query = "Which sibling purchased an automobile?"
+    async with client(root, "on") as c:
+        paths = await remember_all(c, NOTES)
+        target = paths["My sister bought a car last weekend."]
+        assert await found_within(c, query, target, limit=1)
+        result = await c.call_tool("search", {"query": query, "limit": 1})
+        (hit,) = result.structured_content["results"]  # type: ignore[index]
+        assert hit["path"] == target and hit["by_meaning"] is True
+        assert f"{target}#L" in result.content[0].text and "[by meaning]" in result.content[0].text  # type: ignore[union-attr]
+        worded = await c.call_tool("search", {"query": "sister bought a car", "limit": 1})
+        (hit,) = worded.structured_content["results"]  # type: ignore[index]
+        assert hit["path"] == target and hit["by_meaning"] is False
+        assert "[by meaning]" not in worded.content[0].text  # type: ignore[union-attr]
+
+
 async def test_a_question_finds_a_note_in_the_other_language(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     zh_query = "奶奶吃什么坚果会过敏？"  # English note, Chinese question

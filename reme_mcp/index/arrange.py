@@ -77,6 +77,7 @@ def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
                     start_line=first.start_line,
                     end_line=max(first.end_line, second.end_line),
                     content=content,
+                    by_meaning=kept.by_meaning and hit.by_meaning,
                 )
                 break
         else:

@@ -20,6 +20,7 @@ class ChunkHit:
     content: str
     docnum: int = -1  # where the searcher that found it holds it (see MemoryIndex.following)
     meant_at: int = 0  # where in `content` the part the model found like the question starts
+    by_meaning: bool = False  # brought by the semantic stage, not among the hits of the query's words
 
 
 def chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHit:

@@ -147,6 +147,7 @@ class SemanticHook:
             return hits, total
         order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar, self.stage.trust)
         by_id = {_chunk_id(h): h for h in hits}
+        worded = set(by_id)
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]
         if wanted:
             by_id.update(read(lambda searcher: self._fetch(searcher, wanted)))
@@ -155,7 +156,8 @@ class SemanticHook:
             hit = by_id.get(chunk)
             if hit is None or ws.entry(hit.path) is None:
                 continue  # gone from the index, or the file deleted since the last scan
-            out.append(dataclasses.replace(hit, score=score, meant_at=meant_at.get(chunk, 0)))  # type: ignore[type-var]
+            meant = {"meant_at": meant_at.get(chunk, 0), "by_meaning": chunk not in worded}
+            out.append(dataclasses.replace(hit, score=score, **meant))  # type: ignore[type-var]
         return ranking.diversify(out, limit), max(total, len(out))
 
     def _fetch(self, searcher: Searcher, chunk_ids: list[str]) -> dict[str, Any]:

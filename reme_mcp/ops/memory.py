@@ -437,6 +437,7 @@ def _search_hit(found: FoundHit) -> SearchHit:
         snippet=boundary.wrap(found.snippet, "search"),
         superseded_by=list(found.superseded_by),
         possibly_outdated_by=list(found.newer),
+        by_meaning=hit.by_meaning,
     )
 
 

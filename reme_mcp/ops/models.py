@@ -62,6 +62,10 @@ class SearchHit(_Result):
         default_factory=list,
         description="Newer notes that read as another version of the same fact; a hint, not a correction.",
     )
+    by_meaning: bool = Field(
+        default=False,
+        description="Found by meaning (the semantic stage), not by the query's words: check that it answers.",
+    )
 
 
 class SearchResult(_Result):
@@ -79,7 +83,10 @@ class SearchResult(_Result):
             # Name and description are memory text: they go inside the hit's boundary.
             label = " - ".join(x for x in (hit.name, hit.description) if x)
             when = f" ({hit.date})" if hit.date else ""
-            lines.append(f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{_currency(hit)}")
+            meaning = " [by meaning]" if hit.by_meaning else ""
+            lines.append(
+                f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{meaning}{_currency(hit)}"
+            )
             block = inside(hit.snippet, label) if label else hit.snippet
             # A path that is not plain is workspace text: given exactly, inside the boundary.
             lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
