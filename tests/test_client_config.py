@@ -209,3 +209,22 @@ def test_a_chosen_time_zone_travels_in_the_snippet_not_in_the_hosts_environment(
     unset = {key: value for key, value in os.environ.items() if key != "REME_TIMEZONE"}
     plain = subprocess.run(argv, env=unset, capture_output=True, text=True, timeout=60, check=True).stdout
     assert "--timezone" not in plain
+
+
+@pytest.mark.parametrize(
+    ("semantic", "model", "source"),
+    [
+        ("on", None, ["--from", "reme-mcp[semantic]"]),
+        (None, "multilingual-e5-small", ["--from", "reme-mcp[semantic]"]),
+        ("on", "my-hub-model", ["--from", "reme-mcp[semantic-hub]"]),
+        ("auto", None, []),
+        ("off", "multilingual-e5-small", []),
+        (None, None, []),
+    ],
+)
+def test_a_uvx_snippet_installs_the_extra_its_search_by_meaning_needs(
+    semantic: str | None, model: str | None, source: list[str], workspace: Path
+) -> None:
+    """uvx installs the package alone unless told otherwise: `--semantic on` would then search by words."""
+    entry = _server_entry("codex", _parse("codex", render_config("codex", workspace, "uvx", None, (), semantic, model)))
+    assert _argv("codex", entry)[: len(source) + 2] == ["uvx", *source, "reme-mcp"]

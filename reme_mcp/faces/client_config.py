@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from reme_mcp.ops import model_fetch
+
 SERVER_NAME = "reme"
 """The key every snippet registers the server under; hosts show tools as ``<host prefix>reme...``."""
 
@@ -93,9 +95,19 @@ def _launch(
     if semantic_model:
         tail = (*tail, "--semantic-model", semantic_model)
     if launcher == "uvx":
-        return _Launch("uvx", (PACKAGE, *tail))
+        return _Launch("uvx", (*_uvx_from(semantic, semantic_model), PACKAGE, *tail))
     command, *args = installed_command()
     return _Launch(command, (*args, *tail))
+
+
+def _uvx_from(semantic: str | None, semantic_model: str | None) -> tuple[str, ...]:
+    """uvx's `--from` with the extra that searches by meaning, when the snippet asks for it:
+    `uvx reme-mcp` installs the package alone, and `--semantic on` would then say the extra is
+    missing and search by words. `auto` keeps its meaning, on when installed: plain uvx."""
+    if semantic == "off" or (semantic != "on" and not semantic_model):
+        return ()
+    extra = model_fetch.extra_for(semantic_model) if semantic_model else "semantic"
+    return ("--from", f"{PACKAGE}[{extra}]")
 
 
 def _json(data: dict[str, Any]) -> str:

@@ -254,6 +254,12 @@ class ModelRow:
         return f"{self.name:28} {self.state:12} {self.size:>10}  {self.source}{where}"
 
 
+def extra_for(model: str) -> str:
+    """The extra of reme-mcp that runs `model`: a bundled model's weights come with `semantic`; a
+    fetched one needs the runtime alone, `semantic-hub`."""
+    return "semantic" if hub_models.is_bundled(model) else "semantic-hub"
+
+
 def listing(home: Path) -> list[ModelRow]:
     """The bundled models, the known hub models, and any other model fetched into `home`."""
     rows = [
