@@ -156,8 +156,8 @@ class SemanticHook:
             hit = by_id.get(chunk)
             if hit is None or ws.entry(hit.path) is None:
                 continue  # gone from the index, or the file deleted since the last scan
-            meant = {"meant_at": meant_at.get(chunk, 0), "by_meaning": chunk not in worded}
-            out.append(dataclasses.replace(hit, score=score, **meant))  # type: ignore[type-var]
+            at, by_meaning = meant_at.get(chunk, 0), chunk not in worded
+            out.append(dataclasses.replace(hit, score=score, meant_at=at, by_meaning=by_meaning))  # type: ignore[type-var]
         return ranking.diversify(out, limit), max(total, len(out))
 
     def _fetch(self, searcher: Searcher, chunk_ids: list[str]) -> dict[str, Any]:
