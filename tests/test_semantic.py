@@ -824,6 +824,67 @@ def test_a_store_saved_by_another_process_is_read_whole_and_names_only_its_own_r
         assert refused.hashes() == {}, named
 
 
+def test_a_store_finds_each_chunk_by_its_own_vector_through_edits_saves_and_loads(tmp_path: Path) -> None:
+    """The vectors are held once, in the matrix searches read (each file's rows are views of it):
+    after files are added, replaced and dropped, rows reused from an edit, a save and a load, every
+    chunk is still found first by its own vector; a description naming a file twice is refused."""
+    import json
+
+    import numpy as np
+
+    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+
+    rng = np.random.default_rng(7)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.standard_normal((n, 8)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    def put(store: VectorStore, path: str, vectors: np.ndarray, digests: list[str]) -> None:
+        chunks = [ChunkKey(f"{path}#{i}", path, i, "") for i in range(1, len(vectors) + 1)]
+        rows = [Rows(v[None, :], np.zeros(1, np.float32), [0]) for v in vectors]
+        store.put(path, f"hash-{path}-{digests[0]}", chunks, rows, digests)
+
+    def each_found_first(store: VectorStore, expected: dict[str, np.ndarray]) -> None:
+        for chunk_id, vector in expected.items():
+            top, similar = store.nearest(vector, 1, [chunk_id])
+            assert top[0].key.chunk_id == chunk_id
+            assert similar[chunk_id] > 0.99
+
+    store = VectorStore(tmp_path, "test-model", 8)
+    a, b, c = unit(3), unit(2), unit(4)
+    put(store, "a.md", a, ["a1", "a2", "a3"])
+    put(store, "b.md", b, ["b1", "b2"])
+    expected = {f"a.md#{i + 1}": v for i, v in enumerate(a)} | {f"b.md#{i + 1}": v for i, v in enumerate(b)}
+    each_found_first(store, expected)  # the matrix is stacked; the rows become views of it
+
+    put(store, "c.md", c, ["c1", "c2", "c3", "c4"])
+    store.drop(["a.md"])
+    kept = store.reusable(["b.md"])  # an edit of b.md: its second chunk unchanged, a new one after it
+    assert np.allclose(kept["b2"].vectors, b[1:2])
+    fresh = unit(1)
+    chunks = [ChunkKey("b.md#1", "b.md", 1, ""), ChunkKey("b.md#2", "b.md", 2, "")]
+    store.put("b.md", "hash-b-edited", chunks, [kept["b2"], Rows(fresh, np.zeros(1, np.float32), [0])], ["b2", "b3"])
+    expected = {f"c.md#{i + 1}": v for i, v in enumerate(c)} | {"b.md#1": b[1], "b.md#2": fresh[0]}
+    each_found_first(store, expected)
+    assert store.nearest(a[0], 1, ["a.md#1"])[1] == {}  # dropped
+
+    store.save()
+    loaded = VectorStore(tmp_path, "test-model", 8)
+    loaded.load()
+    assert loaded.hashes() == store.hashes()
+    each_found_first(loaded, expected)
+    put(loaded, "d.md", a, ["a1", "a2", "a3"])  # and a change after a load
+    each_found_first(loaded, expected | {f"d.md#{i + 1}": v for i, v in enumerate(a)})
+
+    meta = json.loads((tmp_path / "vectors-test-model.json").read_text(encoding="utf-8"))
+    meta["files"][1]["path"] = meta["files"][0]["path"]  # as many rows, one file named twice
+    (tmp_path / "vectors-test-model.json").write_text(json.dumps(meta), encoding="utf-8")
+    refused = VectorStore(tmp_path, "test-model", 8)
+    refused.load()
+    assert refused.hashes() == {}
+
+
 def test_servers_sharing_a_workspace_embed_it_once(tmp_path: Path) -> None:
     """Two processes with search by meaning on one workspace (two hosts' servers): one embeds it,
     the other embeds nothing and answers by meaning from what the first saved."""

@@ -43,7 +43,7 @@ log = logging.getLogger("reme_mcp.index")
 FORMAT = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChunkKey:
     """What a search needs of a chunk before it reads the index: where it is, and its date."""
 
@@ -53,7 +53,7 @@ class ChunkKey:
     date: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rows:
     """What the model read of one chunk: a unit vector a window (windows.py: a long text is read
     as several), each window's share of CJK letters (centring.per_question), and where in the
@@ -72,7 +72,7 @@ class Near(NamedTuple):
     at: int
 
 
-@dataclass
+@dataclass(slots=True)
 class FileVectors:
     content_hash: str
     chunks: list[ChunkKey]
@@ -80,7 +80,7 @@ class FileVectors:
     digests: list[str]  # per chunk, text_digest() of what the model read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Matrix:
     matrix: Vectors  # every row
     starts: NDArray[np.int64]  # where each chunk's rows start
@@ -97,6 +97,34 @@ def _end(held: _Matrix, chunk: int, rows: int) -> int:
 
 def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
     return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), dtype=np.float32)
+
+
+def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
+    """What a search reads of `files`, whose rows `matrix` holds in their order."""
+    rows = [r for f in files for r in f.rows]
+    counts = np.array([len(r.vectors) for r in rows], dtype=np.int64)
+    keys = [c for f in files for c in f.chunks]
+    return _Matrix(
+        matrix,
+        (np.cumsum(counts) - counts).astype(np.int64),
+        keys,
+        {key.chunk_id: place for place, key in enumerate(keys)},
+        np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
+        [at for r in rows for at in r.at],
+    )
+
+
+def _held_in(files: Sequence[FileVectors], matrix: Vectors) -> None:
+    """Each file's rows made views of `matrix` (which holds them in order), so the vectors are
+    held once: a copy a chunk beside the matrix doubled a large workspace's memory (885 MB for
+    a server at 100k chunks; docs/semantic.md)."""
+    row = 0
+    for f in files:
+        rows = []
+        for r in f.rows:
+            rows.append(Rows(matrix[row : row + len(r.vectors)], r.shares, r.at))
+            row += len(r.vectors)
+        f.rows = rows
 
 
 def text_digest(text: str) -> str:
@@ -173,19 +201,16 @@ class VectorStore:
 
     def _all(self) -> _Matrix:
         with self._lock:
-            if self._matrix is None:
-                keys = [c for f in self._files.values() for c in f.chunks]
-                rows = [r for f in self._files.values() for r in f.rows]
-                counts = np.array([len(r.vectors) for r in rows], dtype=np.int64)
-                self._matrix = _Matrix(
-                    _stacked([r.vectors for r in rows], self.dim),
-                    (np.cumsum(counts) - counts).astype(np.int64),
-                    keys,
-                    {key.chunk_id: place for place, key in enumerate(keys)},
-                    np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
-                    [at for r in rows for at in r.at],
-                )
-            return self._matrix
+            return self._current()
+
+    def _current(self) -> _Matrix:
+        """The matrix of what is held now, stacked anew after a change (the lock held)."""
+        if self._matrix is None:
+            files = list(self._files.values())
+            matrix = _stacked([r.vectors for f in files for r in f.rows], self.dim)
+            _held_in(files, matrix)
+            self._matrix = _indexed(files, matrix)
+        return self._matrix
 
     # ---- on disk -------------------------------------------------------------------------
 
@@ -216,10 +241,11 @@ class VectorStore:
         named = meta.get("rows", self._unnamed.name)
         if named != self._unnamed.name and not (isinstance(named, str) and self._generation.fullmatch(named)):
             raise ValueError("the vector file's description names rows that are not its own")
-        matrix = np.load(self._folder / named, allow_pickle=False)
-        files = _parse(meta, matrix, self.model, self.dim)
+        stored = np.load(self._folder / named, allow_pickle=False)
+        files, matrix = _parse(meta, stored, self.model, self.dim)
+        del stored  # float16 on disk; the float32 copy is the one kept
         with self._lock:
-            self._files, self._matrix, self._seen = files, None, seen
+            self._files, self._matrix, self._seen = files, _indexed(list(files.values()), matrix), seen
 
     def _signature(self) -> tuple[int, int, int] | None:
         try:
@@ -235,6 +261,7 @@ class VectorStore:
             if not self._unsaved:
                 return
             files = dict(self._files)
+            held = self._current()  # its rows are those files' rows, in their order
             self._unsaved = False
         entries = [
             {
@@ -247,7 +274,7 @@ class VectorStore:
             }
             for p, f in files.items()
         ]
-        matrix = _stacked([r.vectors for f in files.values() for r in f.rows], self.dim).astype(np.float16)
+        matrix = held.matrix.astype(np.float16)
         rows = self._folder / f"{self._meta.stem}.{os.urandom(6).hex()}.npy"
         meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "rows": rows.name, "files": entries}
         # One name for the rows in the making: a save cut short leaves one file, the next replaces it.
@@ -274,16 +301,20 @@ class VectorStore:
                     old.unlink(missing_ok=True)
 
 
-def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVectors]:
-    """The files of a stored pair, checked against each other and this model."""
+def _parse(meta: Any, stored: Any, model: str, dim: int) -> tuple[dict[str, FileVectors], Vectors]:
+    """The files of a stored pair, checked against each other and this model, and the matrix of
+    their rows in order (each file's rows are views of it)."""
     if meta.get("format") != FORMAT or meta.get("model") != model or meta.get("dim") != dim:
-        return {}
-    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[1] != dim:
+        return {}, _stacked([], dim)
+    if not isinstance(stored, np.ndarray) or stored.ndim != 2 or stored.shape[1] != dim:
         raise ValueError("the vector file does not match its description")
+    matrix = stored.astype(np.float32)
     files: dict[str, FileVectors] = {}
     row = 0
     for entry in meta["files"]:
         path = str(entry["path"])
+        if path in files:
+            raise ValueError("the vector file's description names a file twice")
         chunks, rows, digests = [], [], []
         for chunk_id, start_line, day, digest, shares, at in entry["chunks"]:
             if not isinstance(shares, list) or not shares or not isinstance(at, list) or len(at) != len(shares):
@@ -292,10 +323,10 @@ def _parse(meta: Any, matrix: Any, model: str, dim: int) -> dict[str, FileVector
             if len(block) != len(shares):
                 raise ValueError("the vector file is shorter than its description")
             chunks.append(ChunkKey(str(chunk_id), path, int(start_line), str(day)))
-            rows.append(Rows(block.astype(np.float32), np.array(shares, dtype=np.float32), [int(a) for a in at]))
+            rows.append(Rows(block, np.array(shares, dtype=np.float32), [int(a) for a in at]))
             digests.append(str(digest))
             row += len(block)
         files[path] = FileVectors(str(entry["hash"]), chunks, rows, digests)
     if row != len(matrix):
         raise ValueError("the vector file is longer than its description")
-    return files
+    return files, matrix
