@@ -49,11 +49,17 @@ log = logging.getLogger("reme_mcp.index")
 BATCH_TOKENS = 12_000
 EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
+# ... or this many times as long as the last save took, if longer: a save writes every vector
+# (about a second at 100k chunks), and it should not take more than a small share of the time.
+SAVE_SHARE = 20
 STOP_WAIT = 10.0  # seconds an exiting process waits for the batch being embedded
 # Seconds between looks while another process embeds the workspace: what it saved is read,
 # and this one takes over once it is done or gone.
 LOOK_AGAIN = 2.0
 READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
+# The stored fields are read this many documents at a time, the index's lock released between
+# them: a search waits for a slice, not for the whole workspace's (seconds at 100k chunks).
+READ_SLICE = 512
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,7 @@ class SemanticStage:
         """Embeds what changed, drops what is gone."""
         todo, gone = self._plan()
         self.vectors.drop(gone)
-        saved = time.monotonic()
+        saved, took = time.monotonic(), 0.0
         batch: list[_Todo] = []
         tokens = 0
         for item in todo:
@@ -272,9 +278,11 @@ class SemanticStage:
             if tokens >= BATCH_TOKENS:
                 self._embed_apart(worker, batch)
                 batch, tokens = [], 0
-                if time.monotonic() - saved > SAVE_EVERY:
+                if time.monotonic() - saved > max(SAVE_EVERY, SAVE_SHARE * took):
+                    began = time.monotonic()
                     self.vectors.save()
                     saved = time.monotonic()
+                    took = saved - began
         if self._stopping.is_set() and not self._folder.is_dir():
             return  # the index went with its workspace (a temporary one): nothing to keep
         self._embed_apart(worker, batch)
@@ -335,9 +343,9 @@ class SemanticStage:
             changed = self._due(records, have)
             if not changed:
                 return [], gone
+            # One generation throughout, so that a file's chunks and its record agree.
             searcher = store.searcher()
-            docs = _all_fields(searcher, set(changed)) if len(changed) >= READ_ALL_AT else _fields(searcher, changed)
-        return _todo(docs), gone
+        return _todo(_read_fields(store.mutex, searcher, changed)), gone
 
 
 # Stages whose thread runs. At the interpreter's exit each is stopped before Python tears
@@ -383,15 +391,25 @@ def _give_back_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def _fields(searcher: Searcher, paths: Iterable[str]) -> Iterable[dict[str, Any]]:
+def _read_fields(mutex: threading.RLock, searcher: Searcher, paths: list[str]) -> list[dict[str, Any]]:
+    """The stored fields of these files' documents, the searcher (shared with searches) used only
+    under the index's lock, which is taken a file or READ_SLICE documents at a time."""
     found: list[dict[str, Any]] = []
-    for path in paths:
-        found.extend(searcher.documents(path=path))
+    if len(paths) < READ_ALL_AT:
+        for path in paths:
+            with mutex:
+                found.extend(searcher.documents(path=path))
+        return found
+    wanted = set(paths)
+    reader = searcher.reader()
+    with mutex:
+        total = reader.doc_count_all()
+    for start in range(0, total, READ_SLICE):
+        with mutex:
+            for doc in range(start, min(start + READ_SLICE, total)):
+                if not reader.is_deleted(doc) and (fields := reader.stored_fields(doc)).get("path") in wanted:
+                    found.append(fields)
     return found
-
-
-def _all_fields(searcher: Searcher, paths: set[str]) -> Iterable[dict[str, Any]]:
-    return [f for f in searcher.all_stored_fields() if f.get("path") in paths]
 
 
 # How much of the message a dialog message answers is read with it (_embedded_texts), in

@@ -74,10 +74,38 @@ class Near(NamedTuple):
 
 @dataclass(slots=True)
 class FileVectors:
+    """One file's chunks and what the model read of them, its rows as one block: a large
+    workspace's matrix is stacked from a block a file, not from a thousand small ones."""
+
     content_hash: str
     chunks: list[ChunkKey]
-    rows: list[Rows]  # per chunk
     digests: list[str]  # per chunk, text_digest() of what the model read
+    vectors: Vectors  # every chunk's rows, in order (a view of the store's matrix once stacked)
+    shares: Vectors  # per row
+    at: list[int]  # per row
+    counts: list[int]  # rows a chunk
+
+    @classmethod
+    def of(
+        cls, content_hash: str, chunks: list[ChunkKey], rows: list[Rows], digests: list[str], dim: int
+    ) -> FileVectors:
+        return cls(
+            content_hash,
+            chunks,
+            digests,
+            _stacked([r.vectors for r in rows], dim),
+            np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
+            [a for r in rows for a in r.at],
+            [len(r.vectors) for r in rows],
+        )
+
+    def rows(self) -> list[Rows]:
+        """Per chunk, its rows (views of the file's block)."""
+        out, row = [], 0
+        for n in self.counts:
+            out.append(Rows(self.vectors[row : row + n], self.shares[row : row + n], self.at[row : row + n]))
+            row += n
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,35 +124,31 @@ def _end(held: _Matrix, chunk: int, rows: int) -> int:
 
 
 def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
-    return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), dtype=np.float32)
+    return np.vstack(blocks).astype(np.float32, copy=False) if blocks else np.zeros((0, dim), dtype=np.float32)
 
 
 def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
     """What a search reads of `files`, whose rows `matrix` holds in their order."""
-    rows = [r for f in files for r in f.rows]
-    counts = np.array([len(r.vectors) for r in rows], dtype=np.int64)
+    counts = np.fromiter((n for f in files for n in f.counts), dtype=np.int64)
     keys = [c for f in files for c in f.chunks]
     return _Matrix(
         matrix,
         (np.cumsum(counts) - counts).astype(np.int64),
         keys,
         {key.chunk_id: place for place, key in enumerate(keys)},
-        np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
-        [at for r in rows for at in r.at],
+        np.concatenate([f.shares for f in files]).astype(np.float32) if files else np.zeros(0, np.float32),
+        [at for f in files for at in f.at],
     )
 
 
 def _held_in(files: Sequence[FileVectors], matrix: Vectors) -> None:
-    """Each file's rows made views of `matrix` (which holds them in order), so the vectors are
-    held once: a copy a chunk beside the matrix doubled a large workspace's memory (885 MB for
-    a server at 100k chunks; docs/semantic.md)."""
+    """Each file's block made a view of `matrix` (which holds them in order), so the vectors are
+    held once: a copy beside the matrix doubled a large workspace's memory (885 MB for a server
+    at 100k chunks; docs/semantic.md)."""
     row = 0
     for f in files:
-        rows = []
-        for r in f.rows:
-            rows.append(Rows(matrix[row : row + len(r.vectors)], r.shares, r.at))
-            row += len(r.vectors)
-        f.rows = rows
+        f.vectors = matrix[row : row + len(f.vectors)]
+        row += len(f.vectors)
 
 
 def text_digest(text: str) -> str:
@@ -166,14 +190,14 @@ class VectorStore:
     def put(self, path: str, content_hash: str, chunks: list[ChunkKey], rows: list[Rows], digests: list[str]) -> None:
         """A file's chunks with what the model read of each and the digest of that text."""
         with self._lock:
-            self._files[path] = FileVectors(content_hash, chunks, rows, digests)
+            self._files[path] = FileVectors.of(content_hash, chunks, rows, digests, self.dim)
             self._matrix, self._unsaved = None, True
 
     def reusable(self, paths: Sequence[str]) -> dict[str, Rows]:
         """The rows these files' chunks have now, by text_digest(): what an edit left as it was."""
         with self._lock:
             held = [self._files[p] for p in paths if p in self._files]
-            return {d: rows for f in held for d, rows in zip(f.digests, f.rows, strict=True)}
+            return {d: rows for f in held for d, rows in zip(f.digests, f.rows(), strict=True)}
 
     def drop(self, paths: list[str]) -> None:
         with self._lock:
@@ -207,7 +231,7 @@ class VectorStore:
         """The matrix of what is held now, stacked anew after a change (the lock held)."""
         if self._matrix is None:
             files = list(self._files.values())
-            matrix = _stacked([r.vectors for f in files for r in f.rows], self.dim)
+            matrix = _stacked([f.vectors for f in files], self.dim)
             _held_in(files, matrix)
             self._matrix = _indexed(files, matrix)
         return self._matrix
@@ -269,7 +293,7 @@ class VectorStore:
                 "hash": f.content_hash,
                 "chunks": [
                     [c.chunk_id, c.start_line, c.date, d, [round(float(x), 3) for x in r.shares], r.at]
-                    for c, d, r in zip(f.chunks, f.digests, f.rows, strict=True)
+                    for c, d, r in zip(f.chunks, f.digests, f.rows(), strict=True)
                 ],
             }
             for p, f in files.items()
@@ -315,18 +339,25 @@ def _parse(meta: Any, stored: Any, model: str, dim: int) -> tuple[dict[str, File
         path = str(entry["path"])
         if path in files:
             raise ValueError("the vector file's description names a file twice")
-        chunks, rows, digests = [], [], []
+        chunks: list[ChunkKey] = []
+        shares_all: list[float] = []
+        at_all: list[int] = []
+        counts: list[int] = []
+        digests: list[str] = []
+        first = row
         for chunk_id, start_line, day, digest, shares, at in entry["chunks"]:
             if not isinstance(shares, list) or not shares or not isinstance(at, list) or len(at) != len(shares):
                 raise ValueError("a chunk of the vector file's description has no rows")
-            block = matrix[row : row + len(shares)]
-            if len(block) != len(shares):
+            if row + len(shares) > len(matrix):
                 raise ValueError("the vector file is shorter than its description")
             chunks.append(ChunkKey(str(chunk_id), path, int(start_line), str(day)))
-            rows.append(Rows(block, np.array(shares, dtype=np.float32), [int(a) for a in at]))
+            shares_all.extend(float(x) for x in shares)
+            at_all.extend(int(a) for a in at)
+            counts.append(len(shares))
             digests.append(str(digest))
-            row += len(block)
-        files[path] = FileVectors(str(entry["hash"]), chunks, rows, digests)
+            row += len(shares)
+        shares_of = np.array(shares_all, np.float32)
+        files[path] = FileVectors(str(entry["hash"]), chunks, digests, matrix[first:row], shares_of, at_all, counts)
     if row != len(matrix):
         raise ValueError("the vector file is longer than its description")
     return files, matrix
