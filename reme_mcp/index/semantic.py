@@ -57,9 +57,6 @@ STOP_WAIT = 10.0  # seconds an exiting process waits for the batch being embedde
 # and this one takes over once it is done or gone.
 LOOK_AGAIN = 2.0
 READ_ALL_AT = 64  # files to embed from which one pass over the stored fields beats a lookup each
-# The stored fields are read this many documents at a time, the index's lock released between
-# them: a search waits for a slice, not for the whole workspace's (seconds at 100k chunks).
-READ_SLICE = 512
 
 
 @dataclass(frozen=True)
@@ -343,9 +340,12 @@ class SemanticStage:
             changed = self._due(records, have)
             if not changed:
                 return [], gone
-            # One generation throughout, so that a file's chunks and its record agree.
-            searcher = store.searcher()
-        return _todo(_read_fields(store.mutex, searcher, changed)), gone
+            # A searcher of its own, of one generation (a file's chunks and its record agree),
+            # read without the index's lock, which every search takes: reading every chunk's
+            # text takes seconds at 100k chunks.
+            searcher = store.own_searcher()
+        with searcher:
+            return _todo(_read_fields(searcher, changed)), gone
 
 
 # Stages whose thread runs. At the interpreter's exit each is stopped before Python tears
@@ -391,25 +391,12 @@ def _give_back_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def _read_fields(mutex: threading.RLock, searcher: Searcher, paths: list[str]) -> list[dict[str, Any]]:
-    """The stored fields of these files' documents, the searcher (shared with searches) used only
-    under the index's lock, which is taken a file or READ_SLICE documents at a time."""
-    found: list[dict[str, Any]] = []
+def _read_fields(searcher: Searcher, paths: list[str]) -> list[dict[str, Any]]:
+    """The stored fields of these files' documents: a lookup a file, or one pass over them all."""
     if len(paths) < READ_ALL_AT:
-        for path in paths:
-            with mutex:
-                found.extend(searcher.documents(path=path))
-        return found
+        return [fields for path in paths for fields in searcher.documents(path=path)]
     wanted = set(paths)
-    reader = searcher.reader()
-    with mutex:
-        total = reader.doc_count_all()
-    for start in range(0, total, READ_SLICE):
-        with mutex:
-            for doc in range(start, min(start + READ_SLICE, total)):
-                if not reader.is_deleted(doc) and (fields := reader.stored_fields(doc)).get("path") in wanted:
-                    found.append(fields)
-    return found
+    return [fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]
 
 
 # How much of the message a dialog message answers is read with it (_embedded_texts), in

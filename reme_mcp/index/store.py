@@ -194,6 +194,14 @@ class IndexStore:
                     self.rebuild(BuildReason.DAMAGED, _cause(exc))
                 return self._latest_searcher()  # opening a missing index builds it
 
+    def own_searcher(self) -> Searcher:
+        """A searcher of the latest commit for one long read of the caller's own, without the
+        mutex (the searches' searcher closes segments as commits replace them; this one keeps
+        its own open until the caller closes it)."""
+        with self.mutex:
+            ix = self.index()
+            return Searcher(through_commits(lambda: reader_reusing(ix, None)), fromindex=ix)
+
     def held_searcher(self) -> Searcher | None:
         """The searcher last handed out, without looking for newer commits."""
         return self._searcher
