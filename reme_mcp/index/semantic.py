@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from whoosh.searching import Searcher
 
 from reme_mcp.index import centring, fusion, hub_models, language_means, windows
 from reme_mcp.index.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
@@ -340,12 +339,16 @@ class SemanticStage:
             changed = self._due(records, have)
             if not changed:
                 return [], gone
-            # A searcher of its own, of one generation (a file's chunks and its record agree),
-            # read without the index's lock, which every search takes: reading every chunk's
-            # text takes seconds at 100k chunks.
+            if len(changed) < READ_ALL_AT:  # a lookup a file, a moment under the lock
+                searcher = store.searcher()
+                return _todo([fields for path in changed for fields in searcher.documents(path=path)]), gone
+            # Many files: one pass over every chunk's stored text, seconds at 100k chunks. So
+            # through a searcher of its own, of one generation (a file's chunks and its record
+            # agree), without the index's lock, which every search takes.
             searcher = store.own_searcher()
+        wanted = set(changed)
         with searcher:
-            return _todo(_read_fields(searcher, changed)), gone
+            return _todo([fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]), gone
 
 
 # Stages whose thread runs. At the interpreter's exit each is stopped before Python tears
@@ -389,14 +392,6 @@ def _give_back_memory() -> None:
     model's call (docs/semantic.md). glibc only: elsewhere there is no such call."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
-
-
-def _read_fields(searcher: Searcher, paths: list[str]) -> list[dict[str, Any]]:
-    """The stored fields of these files' documents: a lookup a file, or one pass over them all."""
-    if len(paths) < READ_ALL_AT:
-        return [fields for path in paths for fields in searcher.documents(path=path)]
-    wanted = set(paths)
-    return [fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]
 
 
 # How much of the message a dialog message answers is read with it (_embedded_texts), in
