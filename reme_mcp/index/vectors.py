@@ -94,7 +94,7 @@ class FileVectors:
             chunks,
             digests,
             _stacked([r.vectors for r in rows], dim),
-            np.concatenate([r.shares for r in rows]).astype(np.float32) if rows else np.zeros(0, np.float32),
+            _joined([r.shares for r in rows]),
             [a for r in rows for a in r.at],
             [len(r.vectors) for r in rows],
         )
@@ -127,6 +127,11 @@ def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
     return np.vstack(blocks).astype(np.float32, copy=False) if blocks else np.zeros((0, dim), dtype=np.float32)
 
 
+def _joined(parts: list[Vectors]) -> Vectors:
+    """Per-row values (each row's share of CJK letters) of several parts, in order, as float32."""
+    return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.zeros(0, np.float32)
+
+
 def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
     """What a search reads of `files`, whose rows `matrix` holds in their order."""
     counts = np.fromiter((n for f in files for n in f.counts), dtype=np.int64)
@@ -136,7 +141,7 @@ def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
         (np.cumsum(counts) - counts).astype(np.int64),
         keys,
         {key.chunk_id: place for place, key in enumerate(keys)},
-        np.concatenate([f.shares for f in files]).astype(np.float32) if files else np.zeros(0, np.float32),
+        _joined([f.shares for f in files]),
         [at for f in files for at in f.at],
     )
 
