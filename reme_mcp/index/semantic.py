@@ -7,7 +7,7 @@ a `remember` never waits for it and a search answers from whatever is embedded s
 Several servers on one workspace (one a host) embed it once: one at a time holds the lock
 beside the vectors and embeds, the others read what it saves (_catch_up_alone).
 
-The model is loaded by that thread (embedder.py); a model that is missing or fails to
+The model is loaded by that thread (embedding/embedder.py); a model that is missing or fails to
 load is said once on stderr, shown by `doctor`, and the search stays lexical.
 """
 
@@ -22,27 +22,28 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring, fusion, hub_models, language_means, windows
-from reme_mcp.index.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
-from reme_mcp.index.embedders import TextEmbedder, model_key, open_embedder
-from reme_mcp.index.schema import FILE_RECORD, FileRecord
+from reme_mcp.embedding import centring, hub_models, windows
+from reme_mcp.embedding.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.embedding.embedders import TextEmbedder, model_key, open_embedder
+from reme_mcp.embedding.trust import E5_TRUST, Trust
+from reme_mcp.index.chunk_texts import FileTexts, file_texts, tokens_about
+from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.store import IndexStore
-from reme_mcp.index.vectors import ChunkKey, Near, Rows, VectorStore, text_digest
+from reme_mcp.index.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.storage import locks
 
 log = logging.getLogger("reme_mcp.index")
 
 # What a model call embeds, in tokens (about 128 chunks of a workspace's notes and dialogs):
 # about half a second, so a batch never holds a stopping thread long, a long chunk counting
-# for the windows it is read as. Its two one-core calls (embedder.py) finish together more
+# for the windows it is read as. Its two one-core calls (embedding/embedder.py) finish together more
 # often in a bigger one: 128 chunks embedded 210 a second where 64 did 202 (the embedder
 # alone, 3 runs each).
 BATCH_TOKENS = 12_000
@@ -69,14 +70,6 @@ class SemanticState:
     files_unreadable: int = 0  # files the model failed on, as they are now (searched by their words)
 
 
-@dataclass
-class _Todo:
-    path: str
-    content_hash: str
-    chunks: list[ChunkKey]
-    texts: list[str]
-
-
 class SemanticStage:
     """One index's vectors, kept up to date by a background thread, and the nearest chunks to a question."""
 
@@ -86,7 +79,7 @@ class SemanticStage:
         self._store = store
         self._folder = folder
         self.model = model
-        self._models_home = models_home  # where fetched hub models are (hub_models.py)
+        self._models_home = models_home  # where fetched hub models are (embedding/hub_models.py)
         self._key = model_key(model, models_home)
         self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", hub_models.bundled_dim(model) or DIM)
         self.failure: str | None = None
@@ -158,10 +151,10 @@ class SemanticStage:
         return self.vectors.nearest(query, k, chunk_ids)
 
     @property
-    def trust(self) -> fusion.Trust:
+    def trust(self) -> Trust:
         """How the fusion weighs the loaded model's cosines (e5's until it has loaded)."""
         model = self._query_model
-        return model.trust if model is not None else fusion.E5_TRUST
+        return model.trust if model is not None else E5_TRUST
 
     def state(self) -> SemanticState:
         waiting, gone, unreadable = self._behind()
@@ -263,14 +256,14 @@ class SemanticStage:
         todo, gone = self._plan()
         self.vectors.drop(gone)
         saved, took = time.monotonic(), 0.0
-        batch: list[_Todo] = []
+        batch: list[FileTexts] = []
         tokens = 0
         for item in todo:
             if self._stopping.is_set():
                 batch = []
                 break
             batch.append(item)
-            tokens += sum(4 + _tokens_about(t) for t in item.texts)  # and a window's marks
+            tokens += sum(4 + tokens_about(t) for t in item.texts)  # and a window's marks
             if tokens >= BATCH_TOKENS:
                 self._embed_apart(worker, batch)
                 batch, tokens = [], 0
@@ -284,7 +277,7 @@ class SemanticStage:
         self._embed_apart(worker, batch)
         self.vectors.save()
 
-    def _embed_apart(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
+    def _embed_apart(self, worker: TextEmbedder, batch: list[FileTexts]) -> None:
         """Embeds the batch; when the model fails on it, each file on its own, so that one file it
         cannot read is left out (one stderr line) rather than holding back every file after it."""
         try:
@@ -306,7 +299,7 @@ class SemanticStage:
                 exc,
             )
 
-    def _embed(self, worker: TextEmbedder, batch: list[_Todo]) -> None:
+    def _embed(self, worker: TextEmbedder, batch: list[FileTexts]) -> None:
         """Embeds the chunks of these files whose text the model has not read yet (a long one as
         several windows); a chunk an edit left as it was keeps its rows, and equal texts are
         embedded once."""
@@ -327,7 +320,7 @@ class SemanticStage:
         for item, ds in zip(batch, digests, strict=True):
             self.vectors.put(item.path, item.content_hash, item.chunks, [known[d] for d in ds], ds)
 
-    def _plan(self) -> tuple[list[_Todo], list[str]]:
+    def _plan(self) -> tuple[list[FileTexts], list[str]]:
         """The files to embed (their chunks read from one searcher) and the paths to drop."""
         store = self._store
         with store.mutex:
@@ -341,14 +334,14 @@ class SemanticStage:
                 return [], gone
             if len(changed) < READ_ALL_AT:  # a lookup a file, a moment under the lock
                 searcher = store.searcher()
-                return _todo([fields for path in changed for fields in searcher.documents(path=path)]), gone
+                return file_texts([fields for path in changed for fields in searcher.documents(path=path)]), gone
             # Many files: one pass over every chunk's stored text, seconds at 100k chunks. So
             # through a searcher of its own, of one generation (a file's chunks and its record
             # agree), without the index's lock, which every search takes.
             searcher = store.own_searcher()
         wanted = set(changed)
         with searcher:
-            return _todo([fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]), gone
+            return file_texts([fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]), gone
 
 
 # Stages whose thread runs. At the interpreter's exit each is stopped before Python tears
@@ -392,74 +385,3 @@ def _give_back_memory() -> None:
     model's call (docs/semantic.md). glibc only: elsewhere there is no such call."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
-
-
-# How much of the message a dialog message answers is read with it (_embedded_texts), in
-# what is left of a window of WINDOW_TOKENS tokens ("passage: " and the model's marks
-# aside), when that is at least MIN_ASIDE_TOKENS. The room is an estimate (_tokens_about):
-# a message it underestimates spills into a second window, as before this estimate did a
-# third of bench/semantic_perf.py's dialog messages.
-CONTEXT_CHARS = 100
-WINDOW_TOKENS = 92
-MIN_ASIDE_TOKENS = 4
-
-
-def _said(fields: dict[str, Any]) -> tuple[str, str]:
-    """A chunk's speaker (empty outside a dialog) and its text."""
-    return " ".join(str(fields.get("speaker") or "").split()), str(fields.get("content") or "")
-
-
-def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
-    """What the model reads of a file's chunks, in line order, from each one's (speaker, text).
-
-    A dialog message is read with who said it, then the start of the message before it, in
-    brackets. A question names people ("What did Caroline ..."), and a message's words rarely
-    do; and a reply ("Super good! Everyone asked for seconds.") is about what it answers
-    ("How did the lemon tart turn out?"). The message comes first, and the message before
-    fills only what is left of the model's first window (embedder.MAX_EMBED_TOKENS, about):
-    a long message is read whole in windows of its own (windows.py), and none of them is
-    spent on the message before. On LoCoMo the model's own ranking found a question's
-    evidence in its top 5 for 19% of questions from the messages alone, 46% with the
-    speaker's name and 60% with the message before (docs/semantic.md).
-    """
-    texts: list[str] = []
-    for i, (speaker, content) in enumerate(said):
-        if not speaker:
-            texts.append(content)
-            continue
-        text = f"{speaker}: {content}"
-        before_speaker, before = said[i - 1] if i else ("", "")
-        if before_speaker:
-            aside = f"{before_speaker}: {before[:CONTEXT_CHARS].strip()}"
-            room = WINDOW_TOKENS - _tokens_about(text)
-            if room >= MIN_ASIDE_TOKENS:
-                text += f" ({aside[: len(aside) * room // max(1, _tokens_about(aside))]})"
-        texts.append(text)
-    return texts
-
-
-def _tokens_about(text: str) -> int:
-    """About how many tokens a text is: a CJK letter is about one, four other characters are."""
-    share = language_means.cjk_share(text)
-    return int(len(text) * (share + (1.0 - share) / 4))
-
-
-def _todo(docs: Iterable[dict[str, Any]]) -> list[_Todo]:
-    """Chunks grouped by file, in line order, with the content hash of the same generation."""
-    files: dict[str, _Todo] = {}
-    said: dict[str, list[tuple[str, str]]] = {}
-    for fields in docs:
-        path = str(fields["path"])
-        item = files.setdefault(path, _Todo(path, "", [], []))
-        if fields.get("kind") == FILE_RECORD:
-            item.content_hash = str(fields.get("content_hash") or fields.get("stamp") or "")
-            continue
-        item.chunks.append(
-            ChunkKey(str(fields["chunk_id"]), path, int(fields.get("start_line") or 1), str(fields.get("date") or ""))
-        )
-        said.setdefault(path, []).append(_said(fields))
-    for item in files.values():
-        order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
-        item.texts = _embedded_texts([said[item.path][i] for i in order])
-        item.chunks = [item.chunks[i] for i in order]
-    return [item for item in files.values() if item.content_hash]

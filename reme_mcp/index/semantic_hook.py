@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from whoosh.searching import Searcher
 
-from reme_mcp.index import fusion, hub_models, ranking
+from reme_mcp.embedding import hub_models
+from reme_mcp.index import fusion, ranking
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage.workspace import Workspace

@@ -16,8 +16,9 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from reme_mcp.config import Settings
+from reme_mcp.embedding import hub_models
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import FoundHit, MemoryIndex, hub_models
+from reme_mcp.index import FoundHit, MemoryIndex
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range

@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring, fusion, hub_models, use_graph, windows
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
+from reme_mcp.embedding import centring, hub_models, use_graph, windows
+from reme_mcp.embedding.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
+from reme_mcp.embedding.trust import Trust
 from reme_mcp.storage.text import readable
 
 MODEL = "use-multilingual-v3"
@@ -40,7 +41,7 @@ _BOS, _EOS = 1, 2
 # than the words do: on LoCoMo, reordering the lexical hits by it or letting it doubt them at
 # e5's margins cost any@5 0.6 and 2.7 points, so it reorders nothing and doubts a strong
 # lexical stage only by a wider margin (docs/semantic.md).
-TRUST = fusion.Trust(floor=0.15, doubt=(0.10, 0.20), rerank=0.0)
+TRUST = Trust(floor=0.15, doubt=(0.10, 0.20), rerank=0.0)
 
 
 class UseEmbedder(centring.Centred):

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import fusion, language_means
+from reme_mcp.embedding import language_means
+from reme_mcp.embedding.trust import E5_TRUST, Trust
 
 Vectors = NDArray[np.float32]
 # A model's raw unit vectors for texts, embedded as stored text (False) or as a question (True).
@@ -90,7 +91,7 @@ def joined(asked: Vectors, said: Vectors) -> Vectors:
     (or the other language) than its note is found more often by the two together than by
     either (bench/paraphrase.py, seeds 7 and 8, recall@5: question form 0.840 / 0.860, text
     form 0.820 / 0.860, both 0.887 / 0.887). It costs a second embedding of the question, so
-    it is asked only where the words found little (semantic_hook.py): on LoCoMo, whose
+    it is asked only where the words found little (index/semantic_hook.py): on LoCoMo, whose
     questions the words answer, it gained nothing and doubled the search time.
     """
     both = asked.reshape(-1) + said.reshape(-1)
@@ -115,7 +116,7 @@ class Centred:
 
     dim: int
     # How the fusion weighs the model's cosines: e5's scale unless a model says otherwise.
-    trust: fusion.Trust = fusion.E5_TRUST
+    trust: Trust = E5_TRUST
     # Whether the model reads a question otherwise than stored text (e5's "query: " and
     # "passage: "): only then is a question embedded both ways (joined).
     two_readings: bool = True

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Protocol
 
 from reme_mcp.config import default_models_home
-from reme_mcp.index import hub_models
-from reme_mcp.index.centring import Read, Vectors
-from reme_mcp.index.embedder import Embedder
-from reme_mcp.index.fusion import Trust
-from reme_mcp.index.use_embedder import MODEL as USE_MODEL
-from reme_mcp.index.use_embedder import UseEmbedder
+from reme_mcp.embedding import hub_models
+from reme_mcp.embedding.centring import Read, Vectors
+from reme_mcp.embedding.embedder import Embedder
+from reme_mcp.embedding.trust import Trust
+from reme_mcp.embedding.use_embedder import MODEL as USE_MODEL
+from reme_mcp.embedding.use_embedder import UseEmbedder
 
 
 class TextEmbedder(Protocol):
@@ -48,6 +48,6 @@ def open_embedder(name: str, models_home: Path | None, means_file: Path | None, 
         return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):
         return Embedder(home, name, threads=threads, means_file=means_file)
-    from reme_mcp.index.onnx_embedder import OnnxEmbedder
+    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
 
     return OnnxEmbedder(name, home, threads=threads, means_file=means_file)

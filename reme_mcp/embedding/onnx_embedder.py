@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.index import centring, hub_models, windows
-from reme_mcp.index.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
+from reme_mcp.embedding import centring, hub_models, windows
+from reme_mcp.embedding.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
 
 Vectors = centring.Vectors
 

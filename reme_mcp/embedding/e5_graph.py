@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import model_cache, onnx_graph
-from reme_mcp.index.e5_file import E5File
+from reme_mcp.embedding import model_cache, onnx_graph
+from reme_mcp.embedding.e5_file import E5File
 
 T = TypeVar("T")
 

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import centring, e5_graph, e5_tokenizer, hub_models, windows
-from reme_mcp.index.e5_file import E5File
+from reme_mcp.embedding import centring, e5_graph, e5_tokenizer, hub_models, windows
+from reme_mcp.embedding.e5_file import E5File
 from reme_mcp.storage.text import readable
 
 DEFAULT_MODEL = "multilingual-e5-small"

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.index import model_cache, onnx_graph
+from reme_mcp.embedding import model_cache, onnx_graph
 
 T = TypeVar("T")
 
