@@ -25,7 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from reme_mcp.embedding import embedder, hub_models
+from reme_mcp.embedding import e5_embedder, hub_models
 
 pytest.importorskip("onnxruntime", reason="the semantic-hub extra is not installed")
 pytest.importorskip("onnx", reason="the test extra is not installed")
@@ -368,9 +368,13 @@ def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     from reme_mcp.config import Settings
     from reme_mcp.embedding import use_embedder
 
-    assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *embedder.MODELS}
+    assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *e5_embedder.MODELS}
     assert hub_models.BUNDLED[0] == use_embedder.MODEL == Settings.semantic_model
-    assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [use_embedder.DIM, embedder.DIM, embedder.DIM]
+    assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [
+        use_embedder.DIM,
+        e5_embedder.DIM,
+        e5_embedder.DIM,
+    ]
 
 
 def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path], tmp_path: Path) -> None:

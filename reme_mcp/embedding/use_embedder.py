@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from reme_mcp.embedding import centring, hub_models, use_graph, windows
-from reme_mcp.embedding.embedder import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
+from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
 from reme_mcp.embedding.trust import Trust
 from reme_mcp.storage.text import readable
 

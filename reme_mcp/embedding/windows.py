@@ -1,6 +1,6 @@
 """How stored text longer than a model reads at once is read: whole, line by line, in windows.
 
-Both runtimes read at most MAX_EMBED_TOKENS tokens a text (embedder.py says why). A chunk
+Both runtimes read at most MAX_EMBED_TOKENS tokens a text (runtime.py says why). A chunk
 longer than that, a section of a person's page, is read as several windows and scores as
 its best one (index/vectors.py). Line by line, so a page's list of facts keeps each fact's own
 vector: a line under LINE_TOKENS (a heading) joins the next, and lines are joined further

@@ -46,7 +46,7 @@ def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
     brackets. A question names people ("What did Caroline ..."), and a message's words rarely
     do; and a reply ("Super good! Everyone asked for seconds.") is about what it answers
     ("How did the lemon tart turn out?"). The message comes first, and the message before
-    fills only what is left of the model's first window (embedder.MAX_EMBED_TOKENS, about):
+    fills only what is left of the model's first window (runtime.MAX_EMBED_TOKENS, about):
     a long message is read whole in windows of its own (embedding/windows.py), and none of them is
     spent on the message before. On LoCoMo the model's own ranking found a question's
     evidence in its top 5 for 19% of questions from the messages alone, 46% with the

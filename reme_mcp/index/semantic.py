@@ -7,7 +7,7 @@ a `remember` never waits for it and a search answers from whatever is embedded s
 Several servers on one workspace (one a host) embed it once: one at a time holds the lock
 beside the vectors and embeds, the others read what it saves (_catch_up_alone).
 
-The model is loaded by that thread (embedding/embedder.py); a model that is missing or fails to
+The model is loaded by that thread (embedding/embedders.py); a model that is missing or fails to
 load is said once on stderr, shown by `doctor`, and the search stays lexical.
 """
 
@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from reme_mcp.embedding import centring, hub_models, windows
-from reme_mcp.embedding.embedder import DIM, VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.embedding.e5_embedder import DIM
 from reme_mcp.embedding.embedders import TextEmbedder, model_key, open_embedder
+from reme_mcp.embedding.runtime import VECTORS_VERSION, EmbedderUnavailable
 from reme_mcp.embedding.trust import E5_TRUST, Trust
 from reme_mcp.index.chunk_texts import FileTexts, file_texts, tokens_about
 from reme_mcp.index.schema import FileRecord
@@ -43,7 +44,7 @@ log = logging.getLogger("reme_mcp.index")
 
 # What a model call embeds, in tokens (about 128 chunks of a workspace's notes and dialogs):
 # about half a second, so a batch never holds a stopping thread long, a long chunk counting
-# for the windows it is read as. Its two one-core calls (embedding/embedder.py) finish together more
+# for the windows it is read as. Its two one-core calls (embedding/e5_embedder.py) finish together more
 # often in a bigger one: 128 chunks embedded 210 a second where 64 did 202 (the embedder
 # alone, 3 runs each).
 BATCH_TOKENS = 12_000

