@@ -15,7 +15,8 @@ one door to it; behind it:
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
 - whoosh_private.py: every use of Whoosh's private API, and what counts as corruption;
-- semantic_hook.py: the optional search by meaning (semantic.py, vectors.py, fusion.py; its models are in embedding/).
+- semantic_hook.py: the optional search by meaning (semantic.py, chunk_texts.py, vectors.py,
+  fusion.py; the models it embeds with are in embedding/).
 """
 
 from __future__ import annotations

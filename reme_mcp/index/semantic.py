@@ -7,8 +7,8 @@ a `remember` never waits for it and a search answers from whatever is embedded s
 Several servers on one workspace (one a host) embed it once: one at a time holds the lock
 beside the vectors and embeds, the others read what it saves (_catch_up_alone).
 
-The model is loaded by that thread (embedding/embedders.py); a model that is missing or fails to
-load is said once on stderr, shown by `doctor`, and the search stays lexical.
+The model is loaded by that thread (embedding/embedders.py); a model that is missing or
+fails to load is said once on stderr, shown by `doctor`, and the search stays lexical.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ log = logging.getLogger("reme_mcp.index")
 
 # What a model call embeds, in tokens (about 128 chunks of a workspace's notes and dialogs):
 # about half a second, so a batch never holds a stopping thread long, a long chunk counting
-# for the windows it is read as. Its two one-core calls (embedding/e5_embedder.py) finish together more
-# often in a bigger one: 128 chunks embedded 210 a second where 64 did 202 (the embedder
-# alone, 3 runs each).
+# for the windows it is read as. Its two one-core calls (embedding/e5_embedder.py) finish
+# together more often in a bigger one: 128 chunks embedded 210 a second where 64 did 202
+# (the embedder alone, 3 runs each).
 BATCH_TOKENS = 12_000
 EMBED_THREADS = 2  # cores the background embedding may use (at the lowest priority)
 SAVE_EVERY = 10.0  # seconds between saves while a large workspace is being embedded
