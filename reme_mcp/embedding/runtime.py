@@ -21,8 +21,6 @@ MAX_EMBED_TOKENS = 96
 # What a model reads of a text at most: 32 windows of 96 tokens rarely reach this far, and a
 # text many times longer (a log pasted whole) costs no more to split into words.
 READ_CHARS = 4096
-
-
 # Texts a model call takes, sorted by length so little of a batch is padding; and the
 # padded tokens one call holds at most. A call runs on one core, and small calls keep its
 # activations in that core's cache: 432 tokens embedded 209 chunks a second where 768 did
