@@ -130,7 +130,7 @@ class _Model:
     def clean(self, text: str) -> str:
         """The text as the model's tokenizer reads it: characters normalized by the file's
         table (full-width forms, compatibility characters, controls dropped), runs of spaces one.
-        A lone surrogate (JSON may carry one) is no character: it reads as U+FFFD (text.py)."""
+        A lone surrogate (JSON may carry one) is no character: it reads as U+FFFD (storage/text.py)."""
         text = readable(text.translate(self.normalize))
         return _SPACES.sub(" ", text)
 

@@ -73,7 +73,7 @@ def windows(lines: list[tuple[str, Tokens]], width: int) -> list[tuple[Tokens, s
 
 def offsets(text: str, said: list[str]) -> list[int]:
     """Where in `text` each of its windows (`said`: the lines each is of, in order) starts: a
-    search by meaning shows a long chunk from the window that matched (snippets.py)."""
+    search by meaning shows a long chunk from the window that matched (index/snippets.py)."""
     at, out = 0, []
     for window in said:
         found = text.find(window.split("\n", 1)[0], at)
