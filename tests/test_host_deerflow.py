@@ -135,9 +135,14 @@ def _langgraph_server(project: Path, env: dict[str, str]) -> Iterator[str]:
     port = _free_port()
     argv = [str(_venv() / "bin" / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"]
     log = project / "langgraph.log"
+    # Without this, `langgraph dev` posts its analytics from a thread whose name lookup (glibc's
+    # getaddrinfo reads the environment) races the main thread's setenv of the server's settings:
+    # glibc frees the old environment under the reader, and the server died of SIGSEGV in getenv
+    # before it served (seen once in CI). The variable is langgraph-cli's own opt-out.
+    server_env = {**env, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     with log.open("w") as sink:
         server = subprocess.Popen(
-            [*argv, "--allow-blocking"], cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+            [*argv, "--allow-blocking"], cwd=project, env=server_env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
         )
         url = f"http://127.0.0.1:{port}"
         try:
