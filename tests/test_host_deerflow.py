@@ -135,10 +135,10 @@ def _langgraph_server(project: Path, env: dict[str, str]) -> Iterator[str]:
     port = _free_port()
     argv = [str(_venv() / "bin" / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"]
     log = project / "langgraph.log"
-    # Without this, `langgraph dev` posts its analytics from a thread whose name lookup (glibc's
-    # getaddrinfo reads the environment) races the main thread's setenv of the server's settings:
-    # glibc frees the old environment under the reader, and the server died of SIGSEGV in getenv
-    # before it served (seen once in CI). The variable is langgraph-cli's own opt-out.
+    # As docs/clients.md starts it: without the opt-out, `langgraph dev` posts its analytics from a
+    # thread whose name lookup (glibc's getaddrinfo reads the environment) races the main thread's
+    # setenv of the server's settings; glibc frees the old environment under the reader, and the
+    # server can die of SIGSEGV in getenv before it serves.
     server_env = {**env, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     with log.open("w") as sink:
         server = subprocess.Popen(
