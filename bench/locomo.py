@@ -37,6 +37,7 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.query import Or, Term
 from whoosh.scoring import BM25F
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.ops.memory import Memory
 from reme_mcp.safety import boundary
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-semantic", action="store_true", help="leave out the semantic stage (needs reme-mcp[semantic])"
     )
     args = parser.parse_args(argv)
+    process.one_thread_libraries()  # as the `reme-mcp` command does, before any thread starts
     if not args.data.is_file():
         print(
             f"locomo: no data at {args.data}: pass --data with the path to LoCoMo's JSON "

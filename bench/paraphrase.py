@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from paraphrase_data import EN_FUNCTION, EN_TAILS, EVENTS, WHO, ZH_FUNCTION, ZH_TAILS
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.embedding import windows
 from reme_mcp.index.analysis import memory_analyzer
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-window-only", action="store_true", help="the model reads a chunk's start alone")
     parser.add_argument("--json", type=Path, help="also write the table as JSON to this file")
     args = parser.parse_args(argv)
+    process.one_thread_libraries()  # as the `reme-mcp` command does, before any thread starts
     if args.first_window_only:
         windows.MAX_WINDOWS = 1
 

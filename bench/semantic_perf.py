@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paraphrase import generate, query_text
 from perf import generate_workspace, make_queries, stats
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.ops.memory import Memory
 
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, help="keep the workspace and its index and vectors here; an earlier run's are reused"
     )
     args = parser.parse_args(argv)
+    process.one_thread_libraries()  # as the `reme-mcp` command does, before any thread starts
 
     tmp = args.workdir or Path(tempfile.mkdtemp(prefix="reme-semperf-"))
     os.environ["REME_INDEX_DIR"] = str(tmp / "index")

@@ -26,7 +26,9 @@ from perf import generate_workspace
 
 SERVER = """
 import resource, sys
+from reme_mcp import process
 from reme_mcp.config import load_settings
+process.one_thread_libraries()
 from reme_mcp.ops.memory import Memory
 m = Memory(load_settings(sys.argv[1], "UTC", "on"))
 m.search("anything")

@@ -1,7 +1,9 @@
-"""The process's signal dispositions, set in one place by whoever owns the process (a command).
+"""The process's signal dispositions and thread settings, set in one place by whoever owns the
+process (a command).
 
 A library call never changes them: `Memory` works without any of this, and only a
-command (the server, ingest) decides how its process ends and what it ignores.
+command (the server, ingest) decides how its process ends, what it ignores and how many
+threads its libraries start.
 """
 
 from __future__ import annotations
@@ -20,6 +22,21 @@ def ignore_lease_breaks() -> None:
     someone opening the file meanwhile breaks the lease with SIGIO, whose default action ends the process."""
     if hasattr(signal, "SIGIO") and signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
         signal.signal(signal.SIGIO, signal.SIG_IGN)
+
+
+# numpy's BLAS and an OpenMP runtime read their thread counts once, when they load (in a
+# command's process: when search by meaning starts). One thread each: a BLAS worker left
+# spinning after the search's product over the vectors took the core on which a question's
+# second embedding runs (40 ms a search instead of 22).
+LIBRARY_THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def one_thread_libraries() -> None:
+    """LIBRARY_THREADS, where the environment does not set them already. Call it first thing, before
+    any thread starts: glibc's setenv may free the environment under another thread's getenv
+    (a name lookup, a time zone), which then crashes the process."""
+    for variable, value in LIBRARY_THREADS.items():
+        os.environ.setdefault(variable, value)
 
 
 # The longest a signalled process spends finishing what waits for a batch before it exits.

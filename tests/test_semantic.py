@@ -25,6 +25,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.faces.server import build_server
 
@@ -443,6 +444,28 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
     assert "terminate called" not in run.stderr and "Error" not in run.stderr, run.stderr
     saved = list((tmp_path / "index-home").rglob("vectors-*.npy"))
     assert saved and saved[0].stat().st_size > 0
+
+
+def test_a_library_user_keeps_the_environment_they_had(tmp_path: Path) -> None:
+    """`Memory` with the stage on, as a library, writes nothing into its process's environment:
+    its threads are running by then, and glibc's setenv may free the environment under another
+    thread's getenv. The `reme-mcp` command sets its libraries' thread counts at its start."""
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory" / "2026-01-02.md").write_text("## Note\n\nThe build server moved to rack 7.\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in process.LIBRARY_THREADS}
+    env.update(REME_TIMEZONE="UTC", REME_INDEX_DIR=str(tmp_path / "index-home"))
+    script = (
+        "import os\n"
+        f"{MEMORY}"
+        "before = dict(os.environ)\n"
+        f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
+        "m.search('where is the build machine')\n"
+        "assert m.index.semantic.wait(120)\n"
+        "print(m.doctor().semantic['status'])\n"
+        "print(sorted(set(os.environ.items()) ^ set(before.items())))\n"
+    )
+    assert _python(script, env).stdout.split("\n")[:2] == ["ready", "[]"]
 
 
 def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path, monkeypatch: Any) -> None:

@@ -398,5 +398,6 @@ def skill_install(host: str | None, directory: str | None) -> None:
 
 
 def main() -> None:
+    process.one_thread_libraries()
     process.ignore_lease_breaks()
     cli(prog_name="reme-mcp")

@@ -8,7 +8,6 @@ that uses it, never on the server's start path.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -67,12 +66,7 @@ class SemanticHook:
     @property
     def stage(self) -> SemanticStage:
         if self._stage is None:
-            # numpy's BLAS and the model's OpenMP read their thread counts once, when they load
-            # (here: nothing of either is loaded before). One thread each: a BLAS worker left
-            # spinning after the search's product over the vectors took the core on which a
-            # question's second embedding runs (40 ms a search instead of 22).
-            for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-                os.environ.setdefault(variable, "1")
+            # numpy's BLAS loads here, with the thread count the command set (process.py).
             from reme_mcp.index.semantic import SemanticStage
 
             self._stage = SemanticStage(self._store, self._store.folder, self._model, self._models_home)
