@@ -10,7 +10,7 @@ never one beside or above it:
     notes | index | ingest               daily notes and ledger | the derived index | session logs
     embedding                            the semantic stage's models: runtimes, graphs, tokenizers, trust
     storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
-    config | process                     the one configuration object | the process's signal dispositions
+    config | process                     the one configuration object | what a command sets for its process
     errors                               the one error type
 
 Besides:
@@ -53,7 +53,7 @@ LAYERS = {
     "storage": 3,
     "safety": 3,
     "config": 2,
-    "process": 2,  # the signal dispositions a command sets for its process
+    "process": 2,  # the signal dispositions and library thread counts a command sets for its process
     "errors": 1,
     "": 0,  # the package itself: its version, and the lazily loaded public names
 }
