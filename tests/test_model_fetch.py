@@ -47,6 +47,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     write_model(repo)
     write_model(root / "tiny" / "swapped" / "resolve" / "main", swapped=True)
     write_model(root / "tiny" / "single" / "resolve" / "main", batch_of_one=True)
+    write_model(root / "tiny" / "pipeline" / "resolve" / "main", pipeline=True)
+    write_model(root / "tiny" / "external" / "resolve" / "main", external=True)
     # A repository whose tokenizer stops halfway: the model file arrives, the second file does not.
     broken = root / "tiny" / "broken" / "resolve" / "main"
     (broken / "onnx").mkdir(parents=True)
@@ -285,6 +287,40 @@ def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tupl
     assert float(together[0] @ together[2]) > 0.3  # car and automobile: the model's own likeness kept
 
 
+def test_an_export_of_a_whole_pipeline_is_read_by_its_sentence_vector(hub: tuple[str, Path], tmp_path: Path) -> None:
+    """An export of a sentence-transformers pipeline (EmbeddingGemma's) lists its token vectors first;
+    the model's meaning is in the vector it names sentence_embedding, after its dense layers."""
+    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+
+    url, _ = hub
+    models = tmp_path / "models"
+    fetch = cli(models, "model", "fetch", "pipeline", "--repo", "tiny/pipeline", "--hub", url)
+    assert fetch.returncode == 0, fetch.stderr
+    car, automobile, tennis = OnnxEmbedder("pipeline", models).passages(["car", "automobile", "tennis"])
+    assert float(car @ automobile) > 0.3 > float(car @ tennis)
+
+
+def test_an_export_whose_weights_are_apart_is_fetched_with_them(hub: tuple[str, Path], tmp_path: Path) -> None:
+    """onnx-community's exports keep their weights in a file beside the graph: fetched with it, and
+    counted by `model list`, the model runs; without it onnxruntime cannot load the graph."""
+    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+
+    url, _ = hub
+    models = tmp_path / "models"
+    repo = ("--repo", "tiny/external", "--hub", url)
+    fetch = cli(models, "model", "fetch", "external", *repo, "--onnx-data-file", "onnx/model.onnx_data")
+    assert fetch.returncode == 0, fetch.stderr
+    car, automobile = OnnxEmbedder("external", models).passages(["car", "automobile"])
+    assert float(car @ automobile) > 0.3
+    (models / "external" / "onnx" / "model.onnx_data").unlink()
+    listed = cli(models, "model", "list").stdout
+    assert "incomplete" in next(line for line in listed.splitlines() if line.startswith("external")), listed
+    # A weights file that is not beside the export is refused before anything is fetched.
+    far = cli(models, "model", "fetch", "far", *repo, "--onnx-data-file", "weights/model.onnx_data")
+    assert far.returncode != 0 and len(far.stderr.strip().splitlines()) == 1, far.stderr
+    assert not (models / "far").exists()
+
+
 async def _search_by_meaning(workspace: Path, models: Path, query: str, remember: list[str]) -> dict[str, Any]:
     """Remember `remember`, then the first non-empty answer to `query` (the stage embeds in the background)."""
     async with stdio_client(workspace, models, "--semantic", "on", "--semantic-model", "words") as c:
@@ -395,3 +431,12 @@ def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path],
     car = model.query("car")
     assert float(np.max(vectors[: counts[0]] @ car)) > 0.8  # the last line's window
     assert float(model.passages([page])[0] @ car) < 0.1  # the page's start alone: the word is not read
+
+
+def test_a_model_fetched_before_weights_files_were_known_keeps_its_vectors() -> None:
+    """Its vectors and means are filed under its fingerprint: the same model must keep the one an
+    earlier reme-mcp gave it (computed by the code before `onnx_data` existed), or every workspace
+    would be embedded afresh after an upgrade."""
+    sizes = {"onnx/model_quantized.onnx": 279_000_000, "tokenizer.json": 17_000_000}
+    model = hub_models.KNOWN["multilingual-e5-base"]
+    assert hub_models.Fetched(model, Path("/x"), "https://huggingface.co", sizes).fingerprint == "336721d70b"

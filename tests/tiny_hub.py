@@ -33,12 +33,18 @@ ROWS: dict[str, list[float]] = {
 VOCAB = ["[UNK]", "[PAD]", *ROWS]
 
 
-def write_model(folder: Path, swapped: bool = False, batch_of_one: bool = False) -> None:
+def write_model(
+    folder: Path, swapped: bool = False, batch_of_one: bool = False, pipeline: bool = False, external: bool = False
+) -> None:
     """onnx/model.onnx and tokenizer.json, as a repository on the hub holds them.
 
     `swapped`: another model of the same shape, whose car/automobile pair lies where the
     first one's tennis/racket pair lies, and the reverse. `batch_of_one`: an export whose
-    batch size is fixed at one, as some are.
+    batch size is fixed at one, as some are. `pipeline`: an export of a whole
+    sentence-transformers pipeline, as EmbeddingGemma's are: it also asks for position_ids,
+    and its token vectors come first but make no two words alike; the words' likeness is in
+    its `sentence_embedding` output alone (the pooled vector after the model's dense layers).
+    `external`: its weights in a file of their own beside it, onnx/model.onnx_data.
     """
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -56,24 +62,43 @@ def write_model(folder: Path, swapped: bool = False, batch_of_one: bool = False)
         helper.make_node("Unsqueeze", ["mask_f", "axis2"], ["mask_3d"]),
         helper.make_node("Mul", ["looked_up", "mask_3d"], ["last_hidden_state"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "tiny-encoder",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, "sequence"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [batch, "sequence"]),
-        ],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", DIM])],
-        initializer=[
-            numpy_helper.from_array(matrix, "table"),
-            numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
-        ],
-    )
+    inputs = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, "sequence"]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [batch, "sequence"]),
+    ]
+    outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", DIM])]
+    initializer = [
+        numpy_helper.from_array(matrix, "table"),
+        numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"),
+    ]
+    if pipeline:
+        # The token vectors: each word its own direction. The sentence's: the likeness table's, summed.
+        nodes[0] = helper.make_node("Gather", ["distinct", "input_ids"], ["looked_up"])
+        nodes += [
+            helper.make_node("Gather", ["table", "input_ids"], ["alike"]),
+            helper.make_node("Mul", ["alike", "mask_3d"], ["alike_masked"]),
+            helper.make_node("ReduceSum", ["alike_masked", "axis1"], ["sentence_embedding"], keepdims=0),
+        ]
+        distinct = np.zeros_like(matrix)
+        distinct[2:, : len(ROWS)] = np.eye(len(ROWS), dtype=np.float32)
+        initializer += [
+            numpy_helper.from_array(distinct, "distinct"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+        ]
+        inputs.append(helper.make_tensor_value_info("position_ids", TensorProto.INT64, [batch, "sequence"]))
+        outputs.append(helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", DIM]))
+    graph = helper.make_graph(nodes, "tiny-encoder", inputs, outputs, initializer=initializer)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8  # what every onnxruntime of the last years reads
     onnx.checker.check_model(model)
     (folder / "onnx").mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(folder / "onnx" / "model.onnx"))
+    onnx.save(
+        model,
+        str(folder / "onnx" / "model.onnx"),
+        save_as_external_data=external,
+        location="model.onnx_data",
+        size_threshold=100,  # the table; the small constants shape inference reads stay inline, as in real exports
+    )
     tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()

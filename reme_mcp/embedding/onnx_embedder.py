@@ -20,6 +20,11 @@ from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS, EmbedderUnavailable, by
 
 Vectors = centring.Vectors
 
+# What a sentence-transformers export of its whole pipeline names its result: the text's vector
+# after the pooling and any dense layers the model adds (EmbeddingGemma's two), beside the token
+# vectors it lists first, which pooled here would miss those layers.
+SENTENCE_OUTPUT = "sentence_embedding"
+
 
 class OnnxEmbedder(centring.Centred):
     """One loaded hub model; safe for several threads at once (onnxruntime's sessions and the tokenizer are)."""
@@ -46,6 +51,8 @@ class OnnxEmbedder(centring.Centred):
         self._tokenizer: Any = tokenizer
         self._session: Any = session
         self._inputs = {i.name: i.type for i in session.get_inputs()}
+        outputs = [o.name for o in session.get_outputs()]
+        self._output = SENTENCE_OUTPUT if SENTENCE_OUTPUT in outputs else outputs[0]
         # Texts share a call when padding can be masked out, until an export says its batch
         # size is fixed at one.
         self._batches = "attention_mask" in self._inputs
@@ -126,8 +133,10 @@ class OnnxEmbedder(centring.Centred):
             feed["attention_mask"] = places.astype(np.int64)
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
+        if "position_ids" in self._inputs:  # exports of decoder-born encoders (optimum's Gemma) ask for them
+            feed["position_ids"] = np.broadcast_to(np.arange(ids.shape[1], dtype=np.int64), ids.shape).copy()
         feed = {k: v.astype(np.int32) if self._inputs[k] == "tensor(int32)" else v for k, v in feed.items()}
-        out = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        out = np.asarray(self._session.run([self._output], feed)[0], dtype=np.float32)
         if out.ndim == 2:  # an export that pools itself
             return out
         if self._spec.pooling == "cls":

@@ -37,6 +37,10 @@ def model_list() -> None:
 @click.option("--hub", help=f"The hub to fetch from (default: $REME_MODEL_HUB, else {model_fetch.DEFAULT_HUB}).")
 @click.option("--repo", metavar="OWNER/NAME", help="A repository that is not in `model list`, fetched under NAME.")
 @click.option("--onnx-file", help="With --repo: the ONNX export's path in the repository (default onnx/model.onnx).")
+@click.option(
+    "--onnx-data-file",
+    help="With --repo: the file beside the export that holds its weights, where it keeps them apart (*.onnx_data).",
+)
 @click.option("--query-prefix", help="With --repo: text put before every question (e5 models: 'query: ').")
 @click.option("--passage-prefix", help="With --repo: text put before every stored chunk (e5 models: 'passage: ').")
 @click.option("--pooling", type=click.Choice(["mean", "cls"]), help="With --repo: how token vectors become one.")
@@ -46,6 +50,7 @@ def model_fetch_cmd(
     hub: str | None,
     repo: str | None,
     onnx_file: str | None,
+    onnx_data_file: str | None,
     query_prefix: str | None,
     passage_prefix: str | None,
     pooling: str | None,
@@ -61,7 +66,9 @@ def model_fetch_cmd(
     home = default_models_home()
     bars = _Bars()
     try:
-        chosen = model_fetch.describe(check_model_name(name), repo, onnx_file, query_prefix, passage_prefix, pooling)
+        chosen = model_fetch.describe(
+            check_model_name(name), repo, onnx_file, query_prefix, passage_prefix, pooling, onnx_data_file
+        )
         result = model_fetch.fetch(chosen, home, model_fetch.resolve_hub(hub), bars, force)
     except ReMeError as exc:
         bars.close()

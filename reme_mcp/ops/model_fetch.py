@@ -67,6 +67,7 @@ def describe(
     query_prefix: str | None = None,
     passage_prefix: str | None = None,
     pooling: str | None = None,
+    onnx_data: str | None = None,
 ) -> HubModel:
     """A known model by name, or (with `repo`) a model of the user's choosing under that name."""
     if hub_models.is_bundled(name):
@@ -76,8 +77,10 @@ def describe(
         if known is None:
             names = ", ".join(hub_models.KNOWN)
             raise ReMeError(f"no known model is named {name} (known: {names}); name another with --repo OWNER/NAME")
-        if (onnx, query_prefix, passage_prefix, pooling) != (None, None, None, None):
-            raise ReMeError("--onnx-file, --query-prefix, --passage-prefix and --pooling go with --repo")
+        if (onnx, query_prefix, passage_prefix, pooling, onnx_data) != (None,) * 5:
+            raise ReMeError(
+                "--onnx-file, --onnx-data-file, --query-prefix, --passage-prefix and --pooling go with --repo"
+            )
         return known
     if name in hub_models.KNOWN:
         raise ReMeError(f"{name} is a known model of {hub_models.KNOWN[name].repo}: give {repo} another name")
@@ -88,6 +91,7 @@ def describe(
         query_prefix=query_prefix or "",
         passage_prefix=passage_prefix or "",
         pooling=pooling or "mean",
+        onnx_data=onnx_data or "",
     )
     try:
         return hub_models.check_model(model)
