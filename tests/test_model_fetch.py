@@ -301,8 +301,8 @@ def test_an_export_of_a_whole_pipeline_is_read_by_its_sentence_vector(hub: tuple
 
 
 def test_an_export_whose_weights_are_apart_is_fetched_with_them(hub: tuple[str, Path], tmp_path: Path) -> None:
-    """onnx-community's exports keep their weights in a file beside the graph: fetched with it, and
-    counted by `model list`, the model runs; without it onnxruntime cannot load the graph."""
+    """onnx-community's exports keep their weights in a file beside the graph: fetched with the graph,
+    the model runs, and `model list` calls it incomplete once that file is gone."""
     from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
