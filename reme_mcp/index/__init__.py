@@ -21,6 +21,7 @@ one door to it; behind it:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -52,7 +53,7 @@ from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.workspace import Workspace, file_kind
 
-__all__ = ["ChunkHit", "Found", "FoundHit", "IndexState", "MemoryIndex"]
+__all__ = ["ChunkHit", "Found", "FoundHit", "IndexState", "MemoryIndex", "cut_snippets"]
 
 T = TypeVar("T")
 
@@ -74,6 +75,18 @@ class IndexState:
     chunks: int
     stale: int
     skipped: int
+
+
+def cut_snippets(hits: list[FoundHit], text: str, max_chars: int) -> list[FoundHit]:
+    """Each hit's snippet cut around the query's match to an equal share of `max_chars`: for
+    one index's hits, or for hits of several workspaces merged into one list."""
+    share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+    terms = frozenset(query_tokens(text))
+    finished = []
+    for found in hits:
+        piece, cut = snippet(found.hit.content, terms, share, found.hit.meant_at)
+        finished.append(dataclasses.replace(found, snippet=piece, cut=cut))
+    return finished
 
 
 class MemoryIndex:
@@ -222,13 +235,8 @@ class MemoryIndex:
         )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
-        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
-        terms = frozenset(tokens)
-        finished = [
-            FoundHit(a.hit, *snippet(a.hit.content, terms, share, a.hit.meant_at), a.superseded_by, a.newer)
-            for a in arranged
-        ]
-        return Found(finished, max(total, len(finished)))
+        finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
+        return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the current notes that replace it (empty when it is current)."""

@@ -24,7 +24,8 @@ log = logging.getLogger("reme_mcp.ingest")
 
 
 class Importer:
-    """Reads one source into one workspace; the cursors persist between passes."""
+    """Reads one source into one workspace, or with `route` each session into the workspace of
+    the folder it ran in (one per project); the cursors persist between passes, in `ws`."""
 
     def __init__(
         self,
@@ -35,8 +36,12 @@ class Importer:
         *,
         dry_run: bool = False,
         filters: Filters | None = None,
+        route: Callable[[str], Path] | None = None,
     ) -> None:
         self.ws = ws
+        self.route = route
+        self._writers: dict[Path, DialogWriter] = {}
+        self._homes: dict[str, Path] = {}  # a session's workspace, for its batches that name no folder
         self.source = source
         self.location = location if location is not None else source.default_location(env or os.environ)
         self.dry_run = dry_run
@@ -60,7 +65,8 @@ class Importer:
         if trouble:
             raise ReMeError(trouble)
         units = self.source.units(self.location)
-        if processes > 1 and len(units) >= shares.WORTH_SHARING:
+        # A routed import stays in this process: the workers file everything in one workspace.
+        if processes > 1 and len(units) >= shares.WORTH_SHARING and self.route is None:
             tally = shares.run_shared(self, units, processes, progress)
         else:
             tally = self.run_units(units, progress)
@@ -91,15 +97,29 @@ class Importer:
             return
         turns = [t for t in batch.turns if not self.filters.since or t.created_at[:10] >= self.filters.since]
         turns = redact_turns(turns)
-        target = self.writer.target(SessionBatch(batch.session_id, batch.source_path))
-        fresh = self.writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
+        writer = self._writer(batch)
+        target = writer.target(SessionBatch(batch.session_id, batch.source_path))
+        fresh = writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
         if not fresh:
             return
         tally.sessions += 1
         for turn in fresh:
             tally.add_turn(turn)
         if not self.dry_run:
-            self.writer.append(batch, fresh, target)
+            writer.append(batch, fresh, target)
+
+    def _writer(self, batch: SessionBatch) -> DialogWriter:
+        """The writer of the workspace this batch's session is filed in."""
+        if self.route is None:
+            return self.writer
+        home = self._homes.get(batch.session_id)
+        if batch.project or home is None:
+            home = self.route(batch.project)
+            self._homes[batch.session_id] = home
+        writer = self._writers.get(home)
+        if writer is None:
+            writer = self._writers[home] = DialogWriter(Workspace(home), self.source.host, self.source.name)
+        return writer
 
     def watch(
         self, stop: threading.Event, interval: float = 0.5, on_pass: Callable[[Tally], None] | None = None
@@ -146,7 +166,11 @@ def imported_summary(ws: Workspace, source: Source) -> tuple[int, int]:
 
 
 def start_background(
-    ws: Workspace, names: list[str], after: threading.Event | None = None, at_most: float = 3.0
+    ws: Workspace,
+    names: list[str],
+    after: threading.Event | None = None,
+    at_most: float = 3.0,
+    route: Callable[[str], Path] | None = None,
 ) -> threading.Event:
     """Follow the named sources in a daemon thread, started once `after` is set (tools/list
     answered), or `at_most` seconds after the start when there is nothing to wait for."""
@@ -154,7 +178,7 @@ def start_background(
     importers: list[Importer] = []
     for name in names:
         try:
-            importers.append(Importer(ws, get_source(name)))
+            importers.append(Importer(ws, get_source(name), route=route))
         except KeyError as exc:
             print(f"reme-mcp: --ingest: {exc.args[0]}", file=sys.stderr)
 

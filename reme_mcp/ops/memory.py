@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from reme_mcp.config import Settings
 from reme_mcp.embedding import hub_models
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import FoundHit, MemoryIndex
+from reme_mcp.index import Found, MemoryIndex
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
@@ -42,11 +42,10 @@ from reme_mcp.ops.models import (
     ReadResult,
     ReindexResult,
     RememberResult,
-    SearchHit,
     SearchResult,
     TraverseResult,
-    shown_query,
 )
+from reme_mcp.ops.search_result import search_result
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
@@ -102,21 +101,28 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
+        found = self.find(query, limit, start_date, end_date, path_prefix, max_chars)
+        return search_result(query, found)
+
+    def find(
+        self,
+        query: str,
+        limit: int = SEARCH_LIMIT.default,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+        max_chars: int = SEARCH_MAX_CHARS.default,
+    ) -> Found:
+        """The finished hits `search` shows, before they are wrapped for a client."""
         query = readable(query)  # an argument that is not UTF-8 (text.py)
         SEARCH_LIMIT.check("limit", limit)
         SEARCH_MAX_CHARS.check("max_chars", max_chars)
         start, end = parse_range(start_date, end_date)
         prefix = self._prefix(path_prefix) if path_prefix else None
         if not self.ws.root.is_dir():
-            return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
+            return Found([], 0)
         self.index.sync()
-        found = self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
-        return SearchResult(
-            query=shown_query(query),
-            results=[_search_hit(hit) for hit in found.hits],
-            total_hits=found.total,
-            truncated=any(hit.cut for hit in found.hits),
-        )
+        return self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""
@@ -422,24 +428,6 @@ class Memory:
         from reme_mcp.ingest.runner import start_background
 
         return start_background(self.ws, list(sources), at_most=0.0)
-
-
-def _search_hit(found: FoundHit) -> SearchHit:
-    """A hit as the search result shows it: every string from the workspace escaped or inside the boundary."""
-    hit = found.hit
-    return SearchHit(
-        path=hit.path,
-        start_line=hit.start_line,
-        end_line=hit.end_line,
-        score=round(hit.score, 4),
-        name=escaped(hit.name),
-        description=escaped(hit.description),
-        date=hit.date,
-        snippet=boundary.wrap(found.snippet, "search"),
-        superseded_by=list(found.superseded_by),
-        possibly_outdated_by=list(found.newer),
-        by_meaning=hit.by_meaning,
-    )
 
 
 def _front_matter(text: str) -> dict[str, Any] | None:

@@ -66,6 +66,10 @@ class SearchHit(_Result):
         default=False,
         description="Found by meaning (the semantic stage), not by the query's words: check that it answers.",
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class SearchResult(_Result):
@@ -73,11 +77,12 @@ class SearchResult(_Result):
     results: list[SearchHit]
     total_hits: int = Field(description="How many chunks matched in all, before the limit.")
     truncated: bool = Field(description="Whether the character budget cut any snippet.")
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         query = one_line(repr(shown_query(self.query)))
         if not self.results:
-            return f"No memory matched {query}."
+            return _noticed(f"No memory matched {query}.", self.notice)
         lines = [f"{len(self.results)} of {self.total_hits} hits for {query}:"]
         for i, hit in enumerate(self.results, start=1):
             # Name and description are memory text: they go inside the hit's boundary.
@@ -85,14 +90,24 @@ class SearchResult(_Result):
             when = f" ({hit.date})" if hit.date else ""
             meaning = " [by meaning]" if hit.by_meaning else ""
             lines.append(
-                f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{meaning}{_currency(hit)}"
+                f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{_of(hit.project)}{when}{meaning}"
+                f"{_currency(hit)}"
             )
             block = inside(hit.snippet, label) if label else hit.snippet
             # A path that is not plain is workspace text: given exactly, inside the boundary.
             lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
-        return "\n".join(lines)
+        return _noticed("\n".join(lines), self.notice)
+
+
+def _of(project: str | None) -> str:
+    """A hit's project after its path; project names are folder names reme-mcp made, plain text."""
+    return f" [{project}]" if project else ""
+
+
+def _noticed(text: str, notice: str | None) -> str:
+    return f"Note: {notice}\n{text}" if notice else text
 
 
 def _currency(hit: SearchHit) -> str:
@@ -115,13 +130,20 @@ class ReadResult(_Result):
     superseded_by: list[str] = Field(
         default_factory=list, description="The notes that replace this one; empty when it is current."
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
-        head = f"{shown_path(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        head = (
+            f"{shown_path(self.path)}{_of(self.project)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        )
         if self.superseded_by:
             head += f" [superseded by {', '.join(shown_path(p) for p in self.superseded_by)}]"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
-        return f"{head}\n{self.content}{tail}"
+        return _noticed(f"{head}\n{self.content}{tail}", self.notice)
 
 
 class GraphNode(_Result):
@@ -131,6 +153,10 @@ class GraphNode(_Result):
     name: str | None = None
     description: str | None = None
     exists: bool = Field(default=True, description="False for a link target that is not in the workspace.")
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class GraphEdge(_Result):
@@ -145,6 +171,7 @@ class TraverseResult(_Result):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     omitted: int = Field(default=0, description="Entries left out to keep the answer bounded.")
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         lines = [f"{self.path or '(workspace root)'}: {len(self.nodes)} nodes, {len(self.edges)} edges"]
@@ -152,14 +179,14 @@ class TraverseResult(_Result):
             label = " - ".join(x for x in (node.name, node.description) if x)
             mark = "/" if node.kind == "folder" else ""
             missing = " (missing)" if not node.exists else ""
-            lines.append(f"{'  ' * node.depth}{node.path}{mark}{missing} {label}".rstrip())
+            lines.append(f"{'  ' * node.depth}{node.path}{mark}{_of(node.project)}{missing} {label}".rstrip())
         for edge in self.edges:
             if edge.kind == "link":
                 lines.append(f"link: {edge.source} -> {edge.target}")
         if self.omitted:
             lines.append(f"({self.omitted} more entries left out)")
         # Paths, names and descriptions all come from the workspace: the whole answer is memory text.
-        return wrap("\n".join(lines), "traverse")
+        return _noticed(wrap("\n".join(lines), "traverse"), self.notice)
 
 
 class DailyNote(_Result):
@@ -170,6 +197,10 @@ class DailyNote(_Result):
     superseded_by: list[str] = Field(
         default_factory=list, description="The notes that replace this one; empty when it is current."
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class Day(_Result):
@@ -179,10 +210,11 @@ class Day(_Result):
 
 class DailyListResult(_Result):
     days: list[Day]
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         if not self.days:
-            return wrap("No daily notes in that range.", "daily_list")
+            return _noticed(wrap("No daily notes in that range.", "daily_list"), self.notice)
         lines: list[str] = []
         for day in self.days:
             lines.append(f"{day.date}: {len(day.notes)} note(s)")
@@ -191,8 +223,8 @@ class DailyListResult(_Result):
                 replaced = (
                     f" [superseded by {', '.join(note.superseded_by)}]" if note.superseded_by else ""
                 )  # inside wrap
-                lines.append(f"  {note.path}{replaced} {label}".rstrip())
-        return wrap("\n".join(lines), "daily_list")
+                lines.append(f"  {note.path}{_of(note.project)}{replaced} {label}".rstrip())
+        return _noticed(wrap("\n".join(lines), "daily_list"), self.notice)
 
 
 class RememberResult(_Result):
@@ -206,12 +238,21 @@ class RememberResult(_Result):
     possibly_outdated_by: list[str] = Field(
         default_factory=list, description="Newer notes that read as another version of the same fact."
     )
+    project: str | None = Field(
+        default=None, description="The project whose memory holds the note ('personal': the person's own)."
+    )
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
+        return _noticed(self._said(), self.notice)
+
+    def _said(self) -> str:
         if self.created:
-            return f"Stored {shown_path(self.path)} (day index {shown_path(self.day_index)} refreshed)."
+            return (
+                f"Stored {shown_path(self.path)}{_of(self.project)} (day index {shown_path(self.day_index)} refreshed)."
+            )
         held = self.duplicate_of or self.path
-        said = f"Already stored as {shown_path(held)}; nothing written."
+        said = f"Already stored as {shown_path(held)}{_of(self.project)}; nothing written."
         if self.superseded_by:
             said += f" That note is superseded by {', '.join(shown_path(p) for p in self.superseded_by)}: read it for what is true now."
         elif self.possibly_outdated_by:

@@ -1,0 +1,113 @@
+"""Where memory lives: one workspace per project under a projects root, and a personal workspace.
+
+A project's workspace is `<projects root>/<readable name>-<short id>/`, a normal ReMe workspace,
+created on the first write only. The keys it was known by are kept in its private `metadata/`
+(never served, never synced), so a project whose strongest key changed (a remote added later,
+a repository moved) still finds its workspace by an older key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reme_mcp.errors import ReMeError
+from reme_mcp.projects.identity import Project, short_id
+
+PERSONAL = "personal"  # the `project` a personal hit carries; never a project folder's name
+# Marks a folder holding reme-mcp memory of its own (the projects root, the personal workspace):
+# a workspace that contains one (an old `~/.reme` served with --workspace) leaves it out.
+MARKER = ".reme-mcp-root"
+IDENTITY = "metadata/reme-mcp-project.json"
+_FOLDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,40}-[0-9a-f]{10}")
+
+
+@dataclass(frozen=True)
+class KnownProject:
+    """A project workspace on disk: its folder name (the `project` of its hits) and path."""
+
+    name: str
+    path: Path
+    keys: tuple[str, ...]
+    root: str  # the work tree it was last written from, for people reading a listing
+
+
+@dataclass(frozen=True)
+class MemoryHome:
+    """The projects root and the personal workspace of one person."""
+
+    projects_root: Path
+    personal: Path
+
+    def known(self) -> list[KnownProject]:
+        """Every project workspace under the root, by name."""
+        try:
+            folders = sorted(p for p in self.projects_root.iterdir() if _FOLDER.fullmatch(p.name) and p.is_dir())
+        except OSError:
+            return []
+        return [self._known(folder) for folder in folders]
+
+    def _known(self, folder: Path) -> KnownProject:
+        keys: tuple[str, ...] = ()
+        root = ""
+        try:
+            data = json.loads((folder / IDENTITY).read_text("utf-8"))
+            keys = tuple(k for k in data.get("keys", []) if isinstance(k, str))
+            root = str(data.get("root", ""))
+        except (OSError, ValueError, AttributeError):
+            pass
+        return KnownProject(folder.name, folder, keys, root)
+
+    def workspace_of(self, project: Project) -> tuple[str, Path]:
+        """The folder name and workspace of `project`: the one it already has, by any of its keys,
+        else the one it will get at its first write."""
+        ids = {short_id(key): key for key in project.keys}
+        known = self.known()
+        for key in project.keys:  # strongest key first: a folder named after it
+            for item in known:
+                if item.name.endswith("-" + short_id(key)):
+                    return item.name, item.path
+        for item in known:  # a folder that recorded one of the keys
+            if ids and set(item.keys) & set(project.keys):
+                return item.name, item.path
+        name = f"{project.name}-{project.id}"
+        return name, self.projects_root / name
+
+    def by_name(self, name: str) -> Path:
+        """The workspace a hit's `project` names: `personal` or a project folder's name."""
+        if name == PERSONAL:
+            return self.personal
+        if not _FOLDER.fullmatch(name):
+            raise ReMeError(f"project {name!r} is not known: use a project a search result named, or 'personal'")
+        path = self.projects_root / name
+        if not path.is_dir():
+            raise ReMeError(f"project {name!r} has no memory here: `reme-mcp project list` shows the projects")
+        return path
+
+    def prepare(self, workspace: Path, project: Project | None) -> None:
+        """Before a first write: the folders, their markers, and the project's keys recorded."""
+        if project is None:
+            _mark(self.personal)
+            return
+        _mark(self.projects_root)
+        workspace.mkdir(parents=True, exist_ok=True)
+        identity = workspace / IDENTITY
+        known = self._known(workspace)
+        keys = tuple(dict.fromkeys((*project.keys, *known.keys)))
+        if known.keys == keys and known.root == str(project.root):
+            return
+        identity.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps({"keys": list(keys), "root": str(project.root), "name": project.name}, indent=1)
+        temp = identity.with_name(f".{identity.name}.tmp-{os.getpid()}")
+        temp.write_text(data + "\n", "utf-8")
+        os.replace(temp, identity)
+
+
+def _mark(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER
+    if not marker.exists():
+        marker.write_text("reme-mcp keeps memory here; a workspace that contains this folder leaves it out.\n")
