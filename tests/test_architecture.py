@@ -6,6 +6,7 @@ never one beside or above it:
 
     faces (faces/, faces/stdio/)         the command line, the MCP server, HTTP, snippets, the skill pack
     ops                                  the memory operations, their models and limits
+    projects                             which project a session serves, and the workspaces it reads and writes
     team                                 the workspace synced through a git remote
     notes | index | ingest               daily notes and ledger | the derived index | session logs
     embedding                            the semantic stage's models: runtimes, graphs, tokenizers, trust
@@ -43,8 +44,9 @@ PACKAGE = ROOT / "reme_mcp"
 
 # Each layer's folder (or root module) and its height; a module imports only lower layers and its own.
 LAYERS = {
-    "faces": 8,
-    "ops": 7,
+    "faces": 9,
+    "ops": 8,
+    "projects": 7,  # which project a session serves and its workspaces; identifies repositories with git
     "team": 6,  # sync through git: commits and merges notes, called by the operations
     "notes": 5,
     "index": 5,

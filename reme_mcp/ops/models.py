@@ -25,6 +25,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "IndexReport",
+    "ProjectReport",
     "ReadResult",
     "ReindexResult",
     "RememberResult",
@@ -271,11 +272,41 @@ class IndexReport(_Result):
     files_without_text: int = Field(description="Files listed but not searchable (binary or too big).")
 
 
+class ProjectReport(_Result):
+    """Which project a session from here serves, where it came from, and where its memory lives."""
+
+    mode: Literal["per project", "one workspace"]
+    project: str | None = Field(default=None, description="The project's name (its workspace folder's name).")
+    root: str | None = Field(default=None, description="The project's folder: its git work tree, or the folder.")
+    source: str = Field(description="What named the project: --project, roots, a host variable, the folder.")
+    workspace: str = Field(description="Where `remember` writes (the project's workspace, else the personal one).")
+    workspace_exists: bool
+    personal: str | None = Field(default=None, description="The personal workspace every project reads.")
+    keys: list[str] = Field(default_factory=list, description="What identifies the project (remotes, first commit).")
+    notice: str | None = None
+
+    def render(self) -> str:
+        if self.mode == "one workspace":
+            return f"one workspace (--workspace or REME_WORKSPACE): {self.workspace}"
+        lines = [f"project: {self.project or '(none known)'}"]
+        if self.root:
+            lines.append(f"folder: {self.root}")
+        lines.append(f"from: {self.source}")
+        made = "" if self.workspace_exists else " (made at the first remember)"
+        lines.append(f"memory: {self.workspace}{made}")
+        lines.append(f"personal: {self.personal}")
+        lines.extend(f"key: {key}" for key in self.keys)
+        if self.notice:
+            lines.append(f"note: {self.notice}")
+        return "\n".join(lines)
+
+
 class DoctorReport(_Result):
     """The workspace, its files by kind, the index's state and the configuration."""
 
     workspace: str
     workspace_exists: bool
+    project: ProjectReport | None = Field(default=None, description="The project served, where it came from.")
     timezone: str
     today: str
     files_by_kind: dict[str, int]
@@ -291,7 +322,10 @@ class DoctorReport(_Result):
     def render(self) -> str:
         lines: list[str] = []
         for key, value in self.model_dump(exclude_none=True).items():
-            if isinstance(value, dict):
+            if key == "project" and self.project is not None:
+                lines.append("project:")
+                lines.extend(f"  {line}" for line in self.project.render().splitlines())
+            elif isinstance(value, dict):
                 lines.append(f"{key}:")
                 lines.extend(f"  {k}: {v}" for k, v in value.items())
             else:

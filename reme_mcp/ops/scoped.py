@@ -29,7 +29,9 @@ from reme_mcp.ops.limits import (
 from reme_mcp.ops.models import (
     DailyListResult,
     Day,
+    DoctorReport,
     GraphNode,
+    ProjectReport,
     ReadResult,
     RememberResult,
     SearchResult,
@@ -200,6 +202,38 @@ class ScopedMemory:
         result = memory.remember(content, name, description, date, tags, request_id, supersedes)
         notice = self.notice if scope == "project" else None
         return result.model_copy(update={"project": label, "notice": notice})
+
+    # ---- upkeep ------------------------------------------------------------------------------
+
+    def project_report(self) -> ProjectReport:
+        """Which project this view serves, where that came from, and where its memory lives."""
+        place = self.placement
+        if place is None:
+            return ProjectReport(
+                mode="one workspace",
+                source="--workspace",
+                workspace=str(self.workspace),
+                workspace_exists=self.workspace.is_dir(),
+            )
+        _, target = place.write_target
+        project = place.project
+        return ProjectReport(
+            mode="per project",
+            project=place.name,
+            root=str(project.root) if project else None,
+            source=place.source,
+            workspace=str(target),
+            workspace_exists=target.is_dir(),
+            personal=str(place.home.personal),
+            keys=list(project.keys) if project else [],
+            notice=place.notice,
+        )
+
+    def doctor(self) -> DoctorReport:
+        """The doctor's report of the workspace `remember` writes to, with the project it serves."""
+        place = self.placement
+        memory = self.sources()[0][1] if place is None else self.open(place.write_target[1])
+        return memory.doctor().model_copy(update={"project": self.project_report()})
 
 
 def _is_file(sources: list[tuple[str | None, Memory]], path: str) -> bool:

@@ -16,11 +16,10 @@ from pathlib import Path
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.projects.identity import Project, short_id
+from reme_mcp.storage.workspace import NESTED_MEMORY_MARKER
 
 PERSONAL = "personal"  # the `project` a personal hit carries; never a project folder's name
-# Marks a folder holding reme-mcp memory of its own (the projects root, the personal workspace):
-# a workspace that contains one (an old `~/.reme` served with --workspace) leaves it out.
-MARKER = ".reme-mcp-root"
+MARKER = NESTED_MEMORY_MARKER
 IDENTITY = "metadata/reme-mcp-project.json"
 _FOLDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,40}-[0-9a-f]{10}")
 
@@ -62,16 +61,11 @@ class MemoryHome:
         return KnownProject(folder.name, folder, keys, root)
 
     def workspace_of(self, project: Project) -> tuple[str, Path]:
-        """The folder name and workspace of `project`: the one it already has, by any of its keys,
-        else the one it will get at its first write."""
-        ids = {short_id(key): key for key in project.keys}
+        """The folder name and workspace of `project`: the one it already has, else the one it
+        will get at its first write (named after its strongest key)."""
         known = self.known()
-        for key in project.keys:  # strongest key first: a folder named after it
-            for item in known:
-                if item.name.endswith("-" + short_id(key)):
-                    return item.name, item.path
-        for item in known:  # a folder that recorded one of the keys
-            if ids and set(item.keys) & set(project.keys):
+        for item in known:
+            if _same_project(project, item):
                 return item.name, item.path
         name = f"{project.name}-{project.id}"
         return name, self.projects_root / name
@@ -104,6 +98,37 @@ class MemoryHome:
         temp = identity.with_name(f".{identity.name}.tmp-{os.getpid()}")
         temp.write_text(data + "\n", "utf-8")
         os.replace(temp, identity)
+
+
+def _same_project(project: Project, item: KnownProject) -> bool:
+    """Whether a workspace on disk is `project`'s: by a remote they share (a clone), the git
+    folder (a worktree, the same repository), the first commit when the repository it was made
+    for is no longer where it was (a move) and has no other remote (a fork is not the same
+    project), or the folder (outside any repository)."""
+    mine, theirs = set(project.keys), set(item.keys)
+    named = {item.name.rsplit("-", 1)[-1]}
+    strong = [key for key in project.keys if key.startswith(("remote:", "gitdir:"))]
+    if any(key in theirs or short_id(key) in named for key in strong):
+        return True
+    # A clone of a repository on this disk names it as its remote, by path.
+    if any(f"path:{key[len('remote:') :]}" in theirs for key in strong if key.startswith("remote:/")):
+        return True
+    commits = {key for key in mine if key.startswith("commit:")}
+    if commits & theirs:
+        their_remotes = {key for key in theirs if key.startswith("remote:")}
+        mine_remotes = {key for key in mine if key.startswith("remote:")}
+        if their_remotes and not their_remotes & mine_remotes:
+            return False
+        return not any(_alive_elsewhere(key, project) for key in theirs if key.startswith("gitdir:"))
+    if not project.in_repository:
+        return bool({key for key in mine if key.startswith("path:")} & theirs)
+    return False
+
+
+def _alive_elsewhere(gitdir_key: str, project: Project) -> bool:
+    """Whether the repository a workspace was made for still exists and is not this one."""
+    folder = Path(gitdir_key[len("gitdir:") :])
+    return folder.is_dir() and gitdir_key not in project.keys
 
 
 def _mark(folder: Path) -> None:

@@ -3,8 +3,8 @@
 The same project must resolve the same way from a subfolder, a symlinked path, a second clone
 or worktree, and after the repository moved on disk. So a project is known by several keys,
 strongest first: its remotes' URLs (normalised: every clone of one repository has them), its
-first commit (a repository without a remote, wherever it lies), and its real path (a folder
-outside any repository, or a repository with no commit yet). The folder is untrusted: git
+git folder (shared by its worktrees), its first commit (a repository without a remote, after
+it moved), and its real path (a folder outside any repository). home.py says how they match. The folder is untrusted: git
 reads it with hooks and the file-system monitor off, and nothing in it runs.
 """
 
@@ -31,7 +31,7 @@ class Project:
 
     root: Path
     name: str
-    # Strongest first: "remote:<url>", "commit:<sha>", "path:<real path>".
+    # Strongest first: "remote:<url>", "gitdir:<path>", "commit:<sha>", "path:<real path>".
     keys: tuple[str, ...]
     in_repository: bool
 
@@ -64,6 +64,9 @@ def find_project(folder: Path, home: Path | None = None) -> Project | None:
     if top is None:
         return Project(real, readable_name(real.name), (f"path:{real}",), in_repository=False)
     keys = [f"remote:{url}" for url in _remote_urls(top)]
+    dirs = _git_dirs(top)
+    if dirs is not None:
+        keys.append(f"gitdir:{dirs[1]}")
     first = _first_commit(top)
     if first:
         keys.append(f"commit:{first}")

@@ -2,13 +2,16 @@
 
 The candidates come in order: a folder the person named (`--project`, REME_PROJECT_DIR), the
 client's MCP roots, the project folder a host puts in the server's environment, and the
-server's working directory. The first that lies in a project wins. When none does (a host
-that gives no roots and starts servers in the home folder or `/`), the session reads and
-writes the personal workspace alone and every answer says so: never a silent mix.
+server's working directory, unless that is the plugin's own folder (Codex and OpenClaw start
+plugin servers there): then the folder of the host process that started us. The first that
+lies in a project wins. When none does (a host that gives no roots and starts servers in the
+home folder or `/`), the session reads and writes the personal workspace alone and every answer
+says so: never a silent mix. docs/clients.md has what each host gives, as measured.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -16,9 +19,14 @@ from urllib.parse import unquote, urlparse
 from reme_mcp.projects.home import PERSONAL, MemoryHome
 from reme_mcp.projects.identity import Project, find_project
 
-# Project folders hosts put in their servers' environment (docs/clients.md has each host's).
-HOST_PROJECT_VARIABLES = ("CLAUDE_PROJECT_DIR",)
+# Project folders hosts put in their servers' environment (docs/clients.md has each host's):
+# Claude Code's, and Cursor's list of workspace folders (the first is taken).
+HOST_PROJECT_VARIABLES = ("CLAUDE_PROJECT_DIR", "WORKSPACE_FOLDER_PATHS")
 PERSON_VARIABLE = "REME_PROJECT_DIR"
+# Where plugin hosts say the plugin's own files are; a server started there is not in a project.
+PLUGIN_ROOT_VARIABLES = ("PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT")
+# How far up the process tree the host's folder is looked for (launcher, front, host).
+MAX_ANCESTORS = 4
 
 
 @dataclass(frozen=True)
@@ -61,12 +69,53 @@ def candidates(
         if folder is not None:
             found.append(Candidate("roots", folder))
     for variable in HOST_PROJECT_VARIABLES:
-        value = environ.get(variable, "")
+        value = environ.get(variable, "").split(os.pathsep)[0].strip()
         if value and "${" not in value:  # a host that passed its placeholder through unexpanded
             found.append(Candidate(variable, Path(value)))
-    if cwd is not None:
+    if cwd is not None and not is_plugin_folder(cwd, environ):
         found.append(Candidate("working directory", cwd))
+    elif cwd is not None:
+        host = host_folder(cwd, environ)
+        if host is not None:
+            found.append(Candidate("the host's folder", host))
     return found
+
+
+def is_plugin_folder(folder: Path, environ: dict[str, str]) -> bool:
+    """Whether `folder` holds this plugin's own files (a host's plugin cache), not a project."""
+    for variable in PLUGIN_ROOT_VARIABLES:
+        value = environ.get(variable)
+        if value and _same(Path(value), folder):
+            return True
+    # A plugin as hosts copy it: the manifest and launcher, and no repository around them (a
+    # checkout of reme-mcp itself is a project like any other).
+    marks = (folder / "plugin.json").is_file() and (folder / "bin" / "reme-mcp").is_file()
+    return marks and not any((parent / ".git").exists() for parent in (folder, *folder.parents))
+
+
+def host_folder(cwd: Path, environ: dict[str, str]) -> Path | None:
+    """The working folder of the nearest process above this one that is not in the plugin's
+    folder: the host that started us, where it runs (Linux's /proc; elsewhere none)."""
+    pid = os.getpid()
+    for _ in range(MAX_ANCESTORS):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+            folder = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid <= 1:
+            return None
+        if not _same(folder, cwd) and not is_plugin_folder(folder, environ):
+            return folder
+    return None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def root_folder(uri: str) -> Path | None:
@@ -80,7 +129,14 @@ def root_folder(uri: str) -> Path | None:
 
 # What a person adds to a host's configuration so the server knows the project, by the name the
 # host gives in its `initialize` (clientInfo.name); docs/clients.md has the measured details.
-HOST_FIXES: dict[str, str] = {}
+HOST_FIXES: dict[str, str] = {
+    "codex-mcp-client": 'start codex inside the project, or add args = ["--project", "/path/to/project"] '
+    "to [mcp_servers.reme] in ~/.codex/config.toml",
+    "openclaw-bundle-mcp": 'add "cwd": "/path/to/project" (or "--project" in "args") to mcp.servers.reme in '
+    "~/.openclaw/openclaw.json",
+    "cursor-vscode": 'add "--project", "${workspaceFolder}" to "args" of reme in the project\'s .cursor/mcp.json',
+    "mcp": 'add "REME_PROJECT_DIR": "/path/to/project" to the env of this host\'s reme server entry',
+}
 
 
 def host_fix(client: str | None) -> str | None:
