@@ -73,7 +73,7 @@ class _Commands(click.Group):
     """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest", "sync", "model"})
+        return sorted({*super().list_commands(ctx), "ingest", "sync", "model", "view"})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "ingest" and cmd_name not in self.commands:
@@ -88,6 +88,10 @@ class _Commands(click.Group):
             from reme_mcp.faces.model_command import model
 
             self.add_command(model)
+        if cmd_name == "view" and cmd_name not in self.commands:
+            from reme_mcp.faces.view.command import view
+
+            self.add_command(view)
         return super().get_command(ctx, cmd_name)
 
 
