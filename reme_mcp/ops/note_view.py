@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reme_mcp.index.query import query_tokens
 from reme_mcp.index.versions import supersede_targets
+from reme_mcp.ops import echo
 from reme_mcp.storage.documents import is_dialog, is_markdown, parse_message, split_front_matter, wikilinks
 from reme_mcp.storage.workspace import file_kind, path_date
 
@@ -22,6 +24,7 @@ MAX_SHOWN_CHARS = 200_000
 MAX_SHOWN_MESSAGES = 2_000
 # The search that finds newer versions of a note asks with its first words.
 VERSION_QUERY_CHARS = 300
+VERSION_QUERY_WORDS = 32
 VERSION_CANDIDATES = 10
 
 
@@ -118,12 +121,15 @@ def _links(memory: Memory, rel: str) -> tuple[list[Linked], list[Linked]]:
 
 
 def _newer_versions(memory: Memory, rel: str, body: str) -> list[str]:
-    """Newer notes that read as another version of this one, as search marks them for a model."""
-    query = " ".join(body.split())[:VERSION_QUERY_CHARS]
-    if not query:
+    """Newer notes that read as another version of this one's fact, found as `remember` finds them
+    for recalled text (echo.py): the note's own words as the query, so the answer does not depend
+    on what a person searched for."""
+    tokens = query_tokens(" ".join(body.split())[:VERSION_QUERY_CHARS])[:VERSION_QUERY_WORDS]
+    if not tokens or not memory.index.ready():
         return []
-    found = memory.search(query, limit=VERSION_CANDIDATES)
-    return next((hit.possibly_outdated_by for hit in found.results if hit.path == rel), [])
+    hits, _ = memory.index.search(tokens, VERSION_CANDIDATES)
+    kept = next((hit for hit in hits if hit.path == rel), None)
+    return echo.newer_versions(kept, hits) if kept is not None else []
 
 
 def _session(memory: Memory, meta: dict[str, Any], session_id: str | None) -> str | None:
