@@ -57,6 +57,10 @@ def test_the_token_is_good_once(page: ViewProcess, cookie: dict[str, str]) -> No
     again = httpx.get(page.url, follow_redirects=False, timeout=30)
     assert again.status_code == 403 and "already used" in again.text
     assert get(page, "/", cookies=cookie).status_code == 200
+    # The browser holding the cookie may open the link again: it is sent on, and no cookie is set anew.
+    reopened = httpx.get(page.url + "&before=2026-12-02", cookies=cookie, follow_redirects=False, timeout=30)
+    assert reopened.status_code == 303 and reopened.headers["location"] == "/?before=2026-12-02"
+    assert "set-cookie" not in reopened.headers
 
 
 def test_the_cookie_opens_every_page(page: ViewProcess, cookie: dict[str, str]) -> None:

@@ -110,10 +110,11 @@ class PageGuard:
         return None
 
     def _exchange(self, request: Request, given: str) -> Response:
+        rest = [(k, v) for k, v in parse_qsl(request.url.query, keep_blank_values=True) if k != TOKEN_PARAM]
+        answer = RedirectResponse(request.url.path + (f"?{urlencode(rest)}" if rest else ""), status_code=303)
+        if self.keys.admits(request.cookies.get(self.keys.cookie)):
+            return answer  # the link opened again in the browser that holds the cookie
         if request.method != "GET" or not self.keys.exchange(given):
             return _refused("this link was already used or is wrong: run `reme-mcp view` again for a new one")
-        rest = [(k, v) for k, v in parse_qsl(request.url.query, keep_blank_values=True) if k != TOKEN_PARAM]
-        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
-        answer = RedirectResponse(target, status_code=303)
         answer.set_cookie(self.keys.cookie, self.keys.session, httponly=True, samesite="strict", path="/")
         return answer
