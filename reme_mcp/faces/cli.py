@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import logging
 import os
 import sys
@@ -75,29 +76,28 @@ def _logging() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
 
 
+# Commands imported only when named: serving needs none of them.
+_LAZY_COMMANDS = {
+    "ingest": ("reme_mcp.ingest.cli", "ingest"),
+    "sync": ("reme_mcp.faces.sync_command", "sync"),
+    "project": ("reme_mcp.faces.project_command", "project"),
+    "model": ("reme_mcp.faces.model_command", "model"),
+    "view": ("reme_mcp.faces.view.command", "view"),
+}
+
+
 class _Commands(click.Group):
-    """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
+    """The commands, with the lazy ones imported only when they are named."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest", "sync", "model", "project"})
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name == "ingest" and cmd_name not in self.commands:
-            from reme_mcp.ingest.cli import ingest
-
-            self.add_command(ingest)
-        if cmd_name == "sync" and cmd_name not in self.commands:
-            from reme_mcp.faces.sync_command import sync
-
-            self.add_command(sync)
-        if cmd_name == "project" and cmd_name not in self.commands:
-            from reme_mcp.faces.project_command import project
-
-            self.add_command(project)
-        if cmd_name == "model" and cmd_name not in self.commands:
-            from reme_mcp.faces.model_command import model
-
-            self.add_command(model)
+        if cmd_name in _LAZY_COMMANDS and cmd_name not in self.commands:
+            module, name = _LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), name)
+            assert isinstance(command, click.Command)
+            self.add_command(command)
         return super().get_command(ctx, cmd_name)
 
 
