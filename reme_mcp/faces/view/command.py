@@ -54,20 +54,29 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
     from reme_mcp.faces.http import guarded_protocol
     from reme_mcp.faces.view.app import build_page_app
     from reme_mcp.faces.view.auth import TOKEN_PARAM, PageKeys
-    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.memories import Memories
 
     root = ctx.find_root().params
     try:
         settings = load_settings(
-            workspace or root.get("workspace"), root.get("timezone"), root.get("semantic"), root.get("semantic_model")
+            workspace or root.get("workspace"),
+            root.get("timezone"),
+            root.get("semantic"),
+            root.get("semantic_model"),
+            root.get("projects_root"),
+            root.get("personal"),
+            root.get("project"),
         )
-        memory = Memory(settings)
+        # One page per workspace: this folder's project first, the personal memory, every other project.
+        view = Memories(settings).scoped()
+        ordered = [*view.sources("current"), *view.sources("all")]
+        shown = {(label or "default"): memory for label, memory in ordered}
         sock = bound_socket(port)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     port = sock.getsockname()[1]
     keys = PageKeys(port)
-    app = build_page_app({"default": memory}, keys, port)
+    app = build_page_app(shown, keys, port)
     url = f"http://{BIND_HOST}:{port}/?{TOKEN_PARAM}={keys.token}"
     click.echo(f"reme-mcp {__version__}: the memory page of {settings.workspace} is at", err=True)
     click.echo(url)
@@ -79,4 +88,5 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:
-            memory.finish()
+            for memory in shown.values():
+                memory.finish()
