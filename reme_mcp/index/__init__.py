@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,9 @@ CLEARED_ATTEMPTS = 8
 MIN_SNIPPET_CHARS = 80
 # Hits found beyond the limit, so arranging (arrange.py) has the next ones to bring up.
 SPARE_FOR_ARRANGING = 5
+# Bytes free on the index's disk below which a write's commit is made before it is acknowledged,
+# not batched: a batch of 500 notes and the merge of small segments write a few megabytes.
+LOW_SPACE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -156,14 +160,18 @@ class MemoryIndex:
     def written(self, paths: Iterable[str]) -> None:
         """These files were just written: every later search finds them, the commit is batched (reme_mcp/storage/batching.py).
 
-        After a failed commit (a full or read-only disk) the commit is tried at once, and its
-        OSError raised: the files are stored, but no search finds them until it succeeds.
+        Batched only while a commit can be counted on: the last one succeeded, the spool took the
+        paths and the index's disk has LOW_SPACE free. Otherwise the commit is made now, and its
+        OSError raised: the caller takes the files back, never acknowledging what no search finds.
         """
         todo = list(paths)
-        self._despite_clearing(lambda: self._writer.spool_paths(todo))
+        try:
+            self._despite_clearing(lambda: self._writer.spool_paths(todo))
+            batched = self._writer.failure is None and _room(self._store.directory, self._store.folder)
+        except OSError:
+            batched = False  # counted as waiting all the same (writer.py): a commit now takes them
         self._batcher.wrote()
-        if self._writer.failure is not None:
-            # The last commit failed: try now, so this call says whether the index can be written.
+        if not batched:
             self._commit_spooled()
 
     def flush(self) -> None:
@@ -373,3 +381,16 @@ class MemoryIndex:
         return IndexState(
             store.directory, True, len(records), total - len(records), len(stale(files, records)), skipped
         )
+
+
+def _room(directory: Path, folder: Path) -> bool:
+    """Whether the disk a commit writes to (the index's directory, else the folder holding it, before
+    a first build) has LOW_SPACE free; False when that cannot be told."""
+    for where in (directory, folder):
+        try:
+            return shutil.disk_usage(where).free >= LOW_SPACE
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return False

@@ -86,7 +86,7 @@ class Memory:
             semantic_model=chosen,
             models_home=settings.models_home,
         )
-        self.days = DayIndex(self.ws)
+        self.days = DayIndex(self.ws, refreshed=self.index.written)
         self._team: BackgroundSync | None = None
 
     # ---- search ------------------------------------------------------------------------------
@@ -273,20 +273,20 @@ class Memory:
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
-                day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
-                return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
+                day_index, behind = self._finish(previous, previous.split("/")[1], note, after_write=False)
+                return RememberResult(
+                    path=previous, created=False, duplicate_of=previous, day_index=day_index, day_index_behind=behind
+                )
             if echoed is not None:
                 return echoed
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
-            day_index = self._finish(rel, note.day, note, after_write=True)
-        try:
-            self.index.written([rel, day_index])
-        except OSError as exc:
-            raise ReMeError(
-                f"stored {rel}, but the search index could not be updated ({os_error_line(exc, 'indexing')}); "
-                "the note is indexed by the next search that can write the index"
-            ) from exc
-        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index)
+            try:  # acknowledged only once searchable: a note that cannot be is taken back, and the error says why
+                self.index.written([rel, f"daily/{note.day}.md"])
+            except OSError:
+                self.days.unwrite(rel)
+                raise
+            day_index, behind = self._finish(rel, note.day, note, after_write=True)
+        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
@@ -325,19 +325,12 @@ class Memory:
             possibly_outdated_by=echo.newer_versions(kept, hits),
         )
 
-    def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
-        """The steps after the note: day index and ledger; a failure names the stored note."""
-        try:
-            day_index = self.days.refresh_after_write(day) if after_write else self.days.refresh(day)
-            self.ledger.record_request(note.request_hash, rel)
-            self.ledger.record_body(note.digest, rel)
-        except (OSError, ReMeError) as exc:
-            cause = os_error_line(exc, "refreshing the day index") if isinstance(exc, OSError) else str(exc)
-            raise ReMeError(
-                f"{'stored' if after_write else 'already stored'} {rel}, but {cause}; "
-                "call remember again with the same request_id or content to finish (nothing is stored twice)"
-            ) from exc
-        return day_index
+    def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> tuple[str, str | None]:
+        """The derived steps after the note, day index and ledger, each caught up later when it cannot be
+        written now (a full disk); the day index's path, and why it is behind (None when it is not)."""
+        done = self.days.refresh_after_write(day) if after_write else self.days.refresh_or_owe(day)
+        self.ledger.record(note.request_hash, note.digest, rel)
+        return done
 
     # ---- upkeep ------------------------------------------------------------------------------
 

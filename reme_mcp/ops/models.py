@@ -233,6 +233,11 @@ class RememberResult(_Result):
     created: bool = Field(description="False when nothing changed (a retry or the same content).")
     duplicate_of: str | None = Field(default=None, description="The note already holding this request or content.")
     day_index: str = Field(description="The day index file refreshed for the note's date.")
+    day_index_behind: str | None = Field(
+        default=None,
+        description="Why the day index could not be refreshed now (a full disk): the note is stored and "
+        "searchable, and the day index is caught up as soon as it can be written.",
+    )
     superseded_by: list[str] = Field(
         default_factory=list, description="When the note already holding it is superseded: the current notes."
     )
@@ -248,6 +253,11 @@ class RememberResult(_Result):
         return _noticed(self._said(), self.notice)
 
     def _said(self) -> str:
+        if self.created and self.day_index_behind:
+            return (
+                f"Stored {shown_path(self.path)}{_of(self.project)}, searchable; its day index "
+                f"{shown_path(self.day_index)} is caught up as soon as it can be written ({self.day_index_behind})."
+            )
         if self.created:
             return (
                 f"Stored {shown_path(self.path)}{_of(self.project)} (day index {shown_path(self.day_index)} refreshed)."
@@ -301,6 +311,9 @@ class ProjectReport(_Result):
         return "\n".join(lines)
 
 
+IN_LINE = "nothing: every day index lists its notes, and the index holds every file as it is"
+
+
 class DoctorReport(_Result):
     """The workspace, its files by kind, the index's state and the configuration."""
 
@@ -317,6 +330,10 @@ class DoctorReport(_Result):
     semantic: dict[str, Any] | str = Field(
         default="off",
         description="Search by meaning: the model, its status and how far embedding is, or why it is off.",
+    )
+    behind: dict[str, str] | str = Field(
+        default=IN_LINE,
+        description="Derived files not in line with the notes (after a full disk, say), and what catches each up.",
     )
 
     def render(self) -> str:
