@@ -68,7 +68,7 @@ def list_projects(ctx: click.Context) -> None:
     "sources",
     multiple=True,
     type=click.Path(file_okay=False, exists=True),
-    help="An old workspace to sort (repeatable; default: ./.reme).",
+    help="An old workspace to sort (repeatable; default: those `reme-mcp project` lists as unsorted).",
 )
 @click.option("--dry-run", is_flag=True, help="Say where each file would go; move nothing.")
 @click.pass_context
@@ -83,7 +83,9 @@ def adopt(ctx: click.Context, sources: tuple[str, ...], dry_run: bool) -> None:
     memories = _memories(ctx)
     if not memories.settings.per_project:
         raise click.ClickException("adopt sorts memory into projects: run it without --workspace/REME_WORKSPACE")
-    chosen = [Path(s) for s in sources] or [Path(".reme")]
+    chosen = [Path(s) for s in sources] or [Path(p) for p in memories.scoped().project_report().unsorted]
+    if not chosen:
+        click.echo("nothing to adopt: no workspace from before projects holds memory here (name one with --from)")
     for source in chosen:
         try:
             planned = adopting.plan(source.resolve(), memories.home)

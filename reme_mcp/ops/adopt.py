@@ -67,10 +67,11 @@ def plan(source: Path, home: MemoryHome) -> AdoptPlan:
     entries = sorted(entry.path for entry in ws.walk())
     for rel in entries:
         if rel.startswith(DIALOGS) and rel.endswith(".jsonl"):
-            folder = _dialog_folder(ws.root / rel)
+            folder, session = _dialog_facts(ws.root / rel)
             if folder:
-                dialogs[rel] = folder
-                dialogs[Path(rel).stem] = folder
+                dialogs[rel] = dialogs[Path(rel).stem] = folder
+                if session:
+                    dialogs[session] = folder
     where: dict[str, tuple[str, Path]] = {}
 
     def destination(folder: str) -> tuple[str, Path]:
@@ -130,13 +131,13 @@ def _origin(ws: Workspace, rel: str, dialogs: dict[str, str]) -> tuple[str, str]
     return "", ""
 
 
-def _dialog_folder(path: Path) -> str:
-    """The `project` (working folder) an ingested dialog's first message recorded."""
+def _dialog_facts(path: Path) -> tuple[str, str]:
+    """The working folder (`project`) and session id an ingested dialog's messages recorded."""
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
     except OSError:
-        return ""
+        return "", ""
     for line in head.splitlines():
         try:
             message = json.loads(line)
@@ -145,8 +146,9 @@ def _dialog_folder(path: Path) -> str:
         meta = message.get("metadata") if isinstance(message, dict) else None
         folder = meta.get("project") if isinstance(meta, dict) else None
         if isinstance(folder, str) and folder.startswith("/"):
-            return folder
-    return ""
+            session = meta.get("session_id") if isinstance(meta, dict) else None
+            return folder, session if isinstance(session, str) else ""
+    return "", ""
 
 
 def _move(source: Path, target_root: Path, rel: str) -> str:

@@ -294,6 +294,9 @@ class ProjectReport(_Result):
     personal: str | None = Field(default=None, description="The personal workspace every project reads.")
     keys: list[str] = Field(default_factory=list, description="What identifies the project (remotes, first commit).")
     notice: str | None = None
+    unsorted: list[str] = Field(
+        default_factory=list, description="Workspaces from before projects still holding memory: adopt them."
+    )
 
     def render(self) -> str:
         if self.mode == "one workspace":
@@ -308,6 +311,10 @@ class ProjectReport(_Result):
         lines.extend(f"key: {key}" for key in self.keys)
         if self.notice:
             lines.append(f"note: {self.notice}")
+        for folder in self.unsorted:
+            lines.append(
+                f"unsorted: {folder} holds memory from before projects: reme-mcp project adopt --from {folder}"
+            )
         return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ widens them to every project. `remember` writes to the project unless told `pers
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,11 +40,13 @@ from reme_mcp.ops.models import (
 )
 from reme_mcp.ops.search_result import search_result
 from reme_mcp.projects.home import PERSONAL
+from reme_mcp.projects.legacy import old_workspaces
 from reme_mcp.projects.placement import Placement
 from reme_mcp.storage.text import readable
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
+    from reme_mcp.team.run import SyncReport
 
 
 class ScopedMemory:
@@ -227,7 +230,24 @@ class ScopedMemory:
             personal=str(place.home.personal),
             keys=list(project.keys) if project else [],
             notice=place.notice,
+            unsorted=[
+                str(p)
+                for p in old_workspaces(dict(os.environ), project.root if project else None, place.home.personal.parent)
+            ],
         )
+
+    def team_sync(self, personal: bool = False, dry_run: bool = False, init: str | None = None) -> SyncReport:
+        """Sync one workspace through its own remote: the project's (the personal one with
+        `personal`, or when no project is known); never one workspace's notes to another's remote."""
+        place = self.placement
+        if place is None:
+            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init)
+        if not personal and place.name is None:
+            raise ReMeError(f"no project to sync: {self.notice}; or sync the personal memory with --personal")
+        label, workspace = (PERSONAL, place.home.personal) if personal else place.write_target
+        if init and not dry_run:
+            place.home.prepare(workspace, place.project if label != PERSONAL else None)
+        return self.open(workspace).team_sync(dry_run=dry_run, init=init)
 
     def doctor(self) -> DoctorReport:
         """The doctor's report of the workspace `remember` writes to, with the project it serves."""
