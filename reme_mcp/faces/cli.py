@@ -218,10 +218,12 @@ def serve(
 
     with _one_line("serving"):
         token = load_token(token_file)
-        print(
-            f"reme-mcp {__version__}: serving {settings.workspace} at http://{host}:{port}/mcp",
-            file=sys.stderr,
+        served = (
+            f"each project's memory under {settings.projects_root} and {settings.personal}"
+            if settings.per_project
+            else str(settings.workspace)
         )
+        print(f"reme-mcp {__version__}: serving {served} at http://{host}:{port}/mcp", file=sys.stderr)
         serve_http(server, host, port, token, list(allow_host))
 
 

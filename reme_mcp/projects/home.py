@@ -70,6 +70,17 @@ class MemoryHome:
         name = f"{project.name}-{project.id}"
         return name, self.projects_root / name
 
+    def recorded(self, folder: Path) -> KnownProject | None:
+        """The project whose workspace recorded `folder` (or a folder above it) as its place."""
+        best: tuple[int, KnownProject] | None = None
+        for item in self.known():
+            for key in item.keys:
+                if key.startswith("path:"):
+                    root = Path(key[len("path:") :])
+                    if (folder == root or folder.is_relative_to(root)) and (best is None or len(root.parts) > best[0]):
+                        best = (len(root.parts), item)
+        return best[1] if best else None
+
     def by_name(self, name: str) -> Path:
         """The workspace a hit's `project` names: `personal` or a project folder's name."""
         if name == PERSONAL:
@@ -82,12 +93,15 @@ class MemoryHome:
         return path
 
     def prepare(self, workspace: Path, project: Project | None) -> None:
-        """Before a first write: the folders, their markers, and the project's keys recorded."""
-        if project is None:
+        """Before a first write: the folders, their markers, and the project's keys recorded
+        (`project` None: a workspace already known, or the personal one)."""
+        if workspace == self.personal:
             _mark(self.personal)
             return
         _mark(self.projects_root)
         workspace.mkdir(parents=True, exist_ok=True)
+        if project is None:
+            return
         identity = workspace / IDENTITY
         known = self._known(workspace)
         keys = tuple(dict.fromkeys((*project.keys, *known.keys)))

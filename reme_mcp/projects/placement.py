@@ -153,6 +153,11 @@ def place(home: MemoryHome, tried: list[Candidate], fix: str | None = None, user
         if project is not None:
             name, workspace = home.workspace_of(project)
             return Placement(home, project, name, workspace, f"{candidate.source}: {project.root}", None)
+        # A folder that is gone (a session's, read back from a host's log): the project whose
+        # workspace recorded it, if any.
+        known = None if candidate.folder.exists() else home.recorded(candidate.folder)
+        if known is not None:
+            return Placement(home, None, known.name, known.path, f"{candidate.source}: {known.root} (gone)", None)
     where = ", ".join(f"{c.source} {c.folder}" for c in tried) or "nothing"
     how = fix or f"start the server in the project's folder, or set {PERSON_VARIABLE}=/path/to/project for it"
     notice = (

@@ -68,3 +68,23 @@ def test_adopt_sorts_by_the_dialogs_folder_and_moves_the_rest_to_personal(tmp_pa
     elsewhere = repository(tmp_path / "other")
     assert _reme(elsewhere, env, "search", "pnpm").stdout.startswith("No memory matched")
     assert "green tea" in _reme(elsewhere, env, "search", "green tea").stdout
+
+
+def test_ingest_files_each_session_under_the_project_it_ran_in(tmp_path: Path) -> None:
+    from tests.fixtures.ingest.layout import LAYOUTS
+
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "REME_"))}
+    env |= {"HOME": str(home), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+    app = repository(tmp_path / "app", remote=tmp_path / "app.git")
+    log = LAYOUTS["claude-code"].install(home)
+    # The host logged the session as run in a subfolder of the repository.
+    log.write_text(log.read_text().replace("/home/user/projects/demo", str(app / "src")))
+    done = _reme(tmp_path, env, "ingest", "backfill", "claude-code")
+    assert done.returncode == 0 and "imported 1 session(s)" in done.stdout, done.stdout + done.stderr
+    (project,) = (home / ".reme" / "projects").glob("app-*")
+    assert list(project.glob("session/dialog/claude_code/*.jsonl"))
+    assert not (home / ".reme" / "personal" / "session").exists()
+    found = _reme(app, env, "search", "蓝鲸-731", "--json")
+    hits = json.loads(found.stdout)["results"]
+    assert hits and hits[0]["project"] == project.name and hits[0]["path"].startswith("session/dialog/claude_code/")
