@@ -7,6 +7,7 @@ and so its own reme-mcp server, which must find the session's project by itself:
   repo A         a new session finds the fact, from A's workspace
   A/src/deep     a subfolder of A: the same project, finds the fact
   second clone   another clone of A's remote: the same project, finds the fact
+  A's worktree   a `git worktree` of A: the same project, finds the fact
   repo B         never finds A's fact; finds the personal preference
   the home folder  no project is known, and every answer says so
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.hosts.script import Script, planned_prompt, planned_results
-from tests.projects.repos import clone, repository
+from tests.projects.repos import clone, repository, worktree
 
 FACT = "The release codename of this project is heron-4471."
 FACT_MARK = "heron-4471"
@@ -42,17 +43,25 @@ class Repos:
     a: Path
     a_sub: Path
     a_clone: Path
+    a_worktree: Path
     b: Path
 
 
 def make_repos(root: Path) -> Repos:
-    """Two real repositories; A pushed to a bare remote on disk and cloned a second time."""
+    """Two real repositories; A pushed to a bare remote on disk, cloned a second time and
+    given a worktree."""
     code = root / "code"
     remote = code / "remotes" / "alpha.git"
     a = repository(code / "alpha", remote=remote)
     a_sub = a / "src" / "deep"
     a_sub.mkdir(parents=True)
-    return Repos(a=a, a_sub=a_sub, a_clone=clone(remote, code / "alpha-second"), b=repository(code / "beta"))
+    return Repos(
+        a=a,
+        a_sub=a_sub,
+        a_clone=clone(remote, code / "alpha-second"),
+        a_worktree=worktree(a, code / "alpha-worktree"),
+        b=repository(code / "beta"),
+    )
 
 
 def answered(result: str) -> dict[str, Any]:
@@ -120,7 +129,12 @@ def check_project_memory(run: Session, script: Script, repos: Repos, home: Path)
     assert list((reme / "personal").glob("daily/*/answer-style.md")), "the preference is not in the personal workspace"
     assert not notice(fact) and not notice(preference), fact + preference
 
-    for tag, folder in (("a-again", repos.a), ("a-subfolder", repos.a_sub), ("a-clone", repos.a_clone)):
+    for tag, folder in (
+        ("a-again", repos.a),
+        ("a-subfolder", repos.a_sub),
+        ("a-clone", repos.a_clone),
+        ("a-worktree", repos.a_worktree),
+    ):
         (found,) = session(tag, folder, _search(FACT_QUERY))
         assert projects_holding(found, FACT_MARK) == {alpha}, f"session {tag} in {folder}: {found}"
         assert not notice(found), found
