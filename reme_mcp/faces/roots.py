@@ -51,6 +51,10 @@ async def _ask(session: Any) -> list[str] | None:
     capabilities = session.client_capabilities
     if capabilities is None or capabilities.roots is None:
         return None
+    if not session.can_send_request:
+        # From protocol 2026-07-28 on a call's channel carries no request of the server's
+        # (roots are deprecated there): the host's folder or environment names the project.
+        return None
     try:
         with anyio.fail_after(ROOTS_TIMEOUT), warnings.catch_warnings():
             # Roots are deprecated from protocol 2026-07-28 on; the hosts of today still send them.

@@ -130,8 +130,11 @@ def root_folder(uri: str) -> Path | None:
 # What a person adds to a host's configuration so the server knows the project, by the name the
 # host gives in its `initialize` (clientInfo.name); docs/clients.md has the measured details.
 HOST_FIXES: dict[str, str] = {
-    "codex-mcp-client": 'start codex inside the project, or add args = ["--project", "/path/to/project"] '
-    "to [mcp_servers.reme] in ~/.codex/config.toml",
+    "codex-mcp-client": "start codex inside the project (a configured server may also pin one with "
+    'args = ["--project", "/path/to/project"] in [mcp_servers.reme] of ~/.codex/config.toml)',
+    "claude-code": "start claude inside the project",
+    "opencode": "start opencode inside the project",
+    "pi": "start pi inside the project",
     "openclaw-bundle-mcp": 'add "cwd": "/path/to/project" (or "--project" in "args") to mcp.servers.reme in '
     "~/.openclaw/openclaw.json",
     "cursor-vscode": 'add "--project", "${workspaceFolder}" to "args" of reme in the project\'s .cursor/mcp.json',
