@@ -225,7 +225,7 @@ class MemoryIndex:
         start_date: str | None = None,
         end_date: str | None = None,
         path_prefix: str | None = None,
-        max_chars: int = 4000,
+        max_chars: int | None = 4000,
     ) -> Found:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
         (exchange.py), each snippet cut around the match to an equal share of `max_chars`.
@@ -244,6 +244,8 @@ class MemoryIndex:
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
+        if max_chars is None:  # cut by the caller, over hits of several indexes merged (cut_snippets)
+            return Found(finished, max(total, len(finished)))
         return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:

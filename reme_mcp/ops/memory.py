@@ -112,8 +112,10 @@ class Memory:
         end_date: str | None = None,
         path_prefix: str | None = None,
         max_chars: int = SEARCH_MAX_CHARS.default,
+        cut: bool = True,
     ) -> Found:
-        """The finished hits `search` shows, before they are wrapped for a client."""
+        """The finished hits `search` shows, before they are wrapped for a client; with `cut`
+        False their snippets are left to the caller (index.cut_snippets)."""
         query = readable(query)  # an argument that is not UTF-8 (text.py)
         SEARCH_LIMIT.check("limit", limit)
         SEARCH_MAX_CHARS.check("max_chars", max_chars)
@@ -122,7 +124,7 @@ class Memory:
         if not self.ws.root.is_dir():
             return Found([], 0)
         self.index.sync()
-        return self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
+        return self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars if cut else None)
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""

@@ -107,10 +107,11 @@ class ScopedMemory:
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
         lists = [
-            (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars))
+            (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars, cut=False))
             for label, memory in sources
         ]
         merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
+        # Cut once, over the merged hits: each gets its share of the budget for all of them.
         hits = cut_snippets([hit for _, hit in merged], readable(query)[:MAX_QUERY_CHARS], max_chars)
         total = sum(found.total for _, found in lists)
         return search_result(query, Found(hits, total), [label for label, _ in merged], self.notice)
