@@ -73,7 +73,7 @@ class _Commands(click.Group):
     """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest", "sync", "model"})
+        return sorted({*super().list_commands(ctx), "ingest", "sync", "model", "forget", "scrub"})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "ingest" and cmd_name not in self.commands:
@@ -84,6 +84,10 @@ class _Commands(click.Group):
             from reme_mcp.faces.sync_command import sync
 
             self.add_command(sync)
+        if cmd_name in ("forget", "scrub") and cmd_name not in self.commands:
+            from reme_mcp.faces import forget_command
+
+            self.add_command(getattr(forget_command, cmd_name))
         if cmd_name == "model" and cmd_name not in self.commands:
             from reme_mcp.faces.model_command import model
 
@@ -151,6 +155,11 @@ def cli(
     "sync_every",
     help="Sync the workspace through its git remote this often while serving, e.g. 5m ($REME_SYNC_EVERY; see reme-mcp sync).",
 )
+@click.option(
+    "--allow-forget",
+    is_flag=True,
+    help="Offer the destructive `forget` tool, which asks you before every removal ($REME_ALLOW_FORGET=1; docs/forget.md).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -162,10 +171,13 @@ def serve(
     allow_host: tuple[str, ...] = (),
     ingest_sources: tuple[str, ...] = (),
     sync_every: str | None = None,
+    allow_forget: bool = False,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if allow_forget:
+        settings = dataclasses.replace(settings, allow_forget=True)
     if sync_every is not None:
         try:
             settings = dataclasses.replace(settings, team_sync_every=parse_duration(sync_every))

@@ -235,6 +235,10 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
         )
         return _result(result, result.render())
 
+    if settings.allow_forget:  # opt-in and destructive: docs/forget.md
+        from reme_mcp.faces.forget_tool import register_forget
+
+        register_forget(server, memory, _run, _result)
     _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
     if warm_up:

@@ -18,6 +18,7 @@ from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
 from reme_mcp.ingest.model import Filters, SessionBatch, Tally
 from reme_mcp.ingest.sources import Source, get_source
+from reme_mcp.ingest.tombstones import Tombstones
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
@@ -43,6 +44,7 @@ class Importer:
         self.filters = filters or Filters()
         self.book = CursorBook(ws, source.name)
         self.writer = DialogWriter(ws, source.host, source.name)
+        self.tombstones = Tombstones(ws)
         if dry_run or self.filters.active:
             # A dry run writes nothing, and a filtered pass must not move the cursors past what it left out.
             self.book.save = lambda location: None  # type: ignore[method-assign]
@@ -92,6 +94,9 @@ class Importer:
         turns = [t for t in batch.turns if not self.filters.since or t.created_at[:10] >= self.filters.since]
         turns = redact_turns(turns)
         target = self.writer.target(SessionBatch(batch.session_id, batch.source_path))
+        if self.tombstones.buried(self.ws.relative(target)):
+            tally.skipped["message(s) of forgotten sessions"] += len(turns)
+            return
         fresh = self.writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
         if not fresh:
             return

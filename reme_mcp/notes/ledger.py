@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 from reme_mcp.storage.documents import body_hash, split_front_matter
@@ -76,3 +77,22 @@ class Ledger:
         self.ws.write_atomic(
             self._body_file(digest, self.ws.state_folder("bodies")), json.dumps({"path": path}), durable=False
         )
+
+    def forget(self, paths: Collection[str], kinds: tuple[str, ...] = ("requests", "bodies")) -> int:
+        """Remove every record naming one of these notes (forgotten, or rewritten by scrub); how many.
+
+        Records are named by hashes, so every one is read: forgetting is rare and explicit."""
+        removed = 0
+        for kind in kinds:
+            folder = self.ws.state_dir / kind
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            for record in folder.glob("*.json"):
+                try:
+                    stored = json.loads(record.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if isinstance(stored, dict) and stored.get("path") in paths:
+                    record.unlink(missing_ok=True)
+                    removed += 1
+        return removed
