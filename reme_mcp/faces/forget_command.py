@@ -106,12 +106,13 @@ def forget(
             return
         selection = Selection(paths=paths, query=query, limit=limit, since=since, until=until, sessions=sessions)
         plan = forget_plan(memory, selection)
-        click.echo(plan.model_dump_json(indent=2) if as_json else plan.render())
-        if dry_run:
-            click.echo("Dry run: nothing was changed.", err=True)
+        if dry_run or not plan.paths:
+            click.echo(plan.model_dump_json(indent=2) if as_json else plan.render())
+            if dry_run:
+                click.echo("Dry run: nothing was changed.", err=True)
             return
-        if not plan.paths:
-            return
+        if not yes and sys.stdin.isatty():
+            click.echo(plan.render(), err=True)  # exactly what goes, before the question
         if not _consent(f"Forget these {len(plan.paths)} file(s)?", yes):
             click.echo("Nothing was forgotten.", err=True)
             sys.exit(1)
