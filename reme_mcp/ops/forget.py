@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index.purge import drop_derived
 from reme_mcp.ingest.tombstones import Tombstones
 from reme_mcp.ops.forget_models import ForgetPlan, ForgetResult
 from reme_mcp.ops.forget_select import Selection, selected
@@ -88,7 +87,7 @@ def forget_apply(memory: Memory, plan: ForgetPlan) -> ForgetResult:
     _purge(memory, taken)
     removed = set(taken)
     result = ForgetResult(
-        status="forgotten",
+        status="forgotten" if taken else "nothing",
         removed=taken,
         already_gone=[p for p in plan.paths if p not in present],
         trash=str(batch.folder) if batch.folder is not None else None,
@@ -112,8 +111,7 @@ def _purge(memory: Memory, paths: list[str]) -> None:
     if not paths:
         return
     try:
-        memory.index.rebuild()
-        drop_derived(memory.index.folder, paths)
+        memory.index.purge(paths)
     except OSError as exc:
         raise ReMeError(
             f"the files are forgotten, but {os_error_line(exc, 'rebuilding the index')}; "

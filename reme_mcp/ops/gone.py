@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reme_mcp.index import MemoryIndex
-from reme_mcp.index.purge import drop_derived
 from reme_mcp.notes.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -25,6 +24,5 @@ def caught_up(index: MemoryIndex, ledger: Ledger, report: SyncReport) -> int:
     deleted = sorted({change.path for change in report.came_in if change.status == "D"})
     if deleted:
         ledger.forget(set(deleted))
-        index.rebuild()
-        drop_derived(index.folder, deleted)
+        index.purge(deleted)
     return indexed

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index.purge import drop_derived
 from reme_mcp.ingest.keep import redact_findings
 from reme_mcp.notes.daily import REQUEST_KEY
 from reme_mcp.safety.boundary import shown_path
 from reme_mcp.storage.documents import body_hash, is_dialog, is_markdown, split_front_matter
 from reme_mcp.storage.files import read_regular
 from reme_mcp.storage.text import json_escaped
-from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, file_kind
+from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, file_kind, is_text_file
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -75,9 +74,7 @@ def scrub_scan(memory: Memory) -> ScrubReport:
     ws = memory.ws
     report = ScrubReport(workspace=str(ws.root))
     for entry in sorted(ws.walk(), key=lambda e: e.path):
-        if entry.size > MAX_INDEXED_BYTES or not (
-            is_markdown(entry.path) or is_dialog(entry.path) or entry.path.endswith(".txt")
-        ):
+        if entry.size > MAX_INDEXED_BYTES or not is_text_file(ws.root / entry.path):
             continue
         text = _text(memory, entry.path)
         if text is None:
@@ -113,8 +110,7 @@ def scrub_apply(memory: Memory, report: ScrubReport) -> ScrubReport:
                     memory.ledger.forget({path}, kinds=("bodies",))
                     memory.ledger.record_body(_body_digest(new), path)
         if done:
-            memory.index.rebuild()
-            drop_derived(memory.index.folder, done)
+            memory.index.purge(done)
     except OSError as exc:
         raise ReMeError(
             f"redacted {len(done)} file(s), then {os_error_line(exc, 'scrubbing')}; run scrub again to finish"
