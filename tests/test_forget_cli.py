@@ -160,3 +160,30 @@ def test_on_a_terminal_it_shows_the_plan_and_asks(tmp_path: Path, answer: str) -
     else:
         assert done.returncode == 0, done.stderr
         assert f"Forgot 1 file(s):\n  {paths['kept']}" in done.stdout and not (s.ws / paths["kept"]).exists()
+
+
+def test_the_trash_keeps_each_forgetting_for_its_retention_then_sweeps_it(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    paths = s.build()
+    first = json.loads(s.ok("forget", paths["kept"], "--yes", "--json"))
+    manifest = Path(first["trash"]) / "forgotten.json"
+    assert json.loads(manifest.read_text(encoding="utf-8"))["paths"] == [paths["kept"]]
+    second = json.loads(s.ok("forget", paths["linker"], "--yes", "--keep-days", "2", "--json"))
+    assert Path(first["trash"]).is_dir() and Path(second["trash"]).is_dir()  # both within their time
+    # The first forgetting's time is up (its manifest says so): the next forgetting sweeps it.
+    held = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**held, "until": 0}), encoding="utf-8")
+    s.ok("forget", paths["secret"], "--yes")
+    assert not Path(first["trash"]).exists() and Path(second["trash"]).is_dir()
+
+
+def test_a_trash_others_can_write_is_refused_and_nothing_is_forgotten(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    paths = s.build()
+    s.trash.mkdir()
+    s.trash.chmod(0o777)
+    before = hashes(s.ws, s.index)
+    done = s.reme("forget", paths["kept"], "--yes")
+    assert done.returncode == 1 and "not private" in done.stderr and "REME_TRASH_DIR" in done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert hashes(s.ws, s.index) == before

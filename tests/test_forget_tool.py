@@ -141,3 +141,25 @@ async def test_a_client_without_elicitation_is_told_the_command_which_then_works
     )
     assert ran.returncode == 0, ran.stderr
     assert not (s.ws / paths["secret"]).exists() and (s.ws / paths["kept"]).exists()
+
+
+async def test_a_server_running_meanwhile_stops_returning_what_the_command_forgot(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    paths = s.build()
+    async with client(s, allow=False) as c:
+        found = await c.call_tool("search", {"query": SECRET_WORD})
+        assert found.structured_content["results"][0]["path"] == paths["secret"]  # type: ignore[index]
+        done = subprocess.run(
+            [sys.executable, "-m", "reme_mcp", "forget", paths["secret"], "--yes", "-w", str(s.ws)],
+            env=s.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        after = await c.call_tool("search", {"query": SECRET_WORD})
+        assert after.structured_content["results"] == []  # type: ignore[index]
+        assert (await c.call_tool("read", {"path": paths["secret"]})).is_error
+        days = await c.call_tool("daily_list", {"date": DAY})
+        assert paths["secret"] not in json.dumps(days.structured_content)
