@@ -52,9 +52,30 @@ class Settings:
     # (REME_TRASH_DAYS; 0: removed at once): outside the workspace, never searched or synced.
     trash_home: Path = field(default_factory=lambda: default_trash_home())
     trash_days: float = DEFAULT_TRASH_DAYS
+    # One workspace per project (reme_mcp/projects/): on unless a workspace was named
+    # (`--workspace`, REME_WORKSPACE), which keeps one workspace and no project logic.
+    per_project: bool = False
+    # Where project workspaces live (`--projects-root`, REME_PROJECTS_ROOT) and the personal one
+    # (`--personal`, REME_PERSONAL); a folder the person names as the project (`--project`,
+    # REME_PROJECT_DIR), ahead of what the client and host say.
+    projects_root: Path = field(default_factory=lambda: default_memory_home() / "projects")
+    personal: Path = field(default_factory=lambda: default_memory_home() / "personal")
+    project_dir: Path | None = None
 
     def today(self) -> date:
         return datetime.now(self.timezone).date()
+
+
+def default_memory_home(environ: dict[str, str] | None = None) -> Path:
+    """REME_HOME, else ~/.reme: where project and personal memory live unless moved one by one."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("REME_HOME")
+    return Path(chosen).expanduser().absolute() if chosen else Path.home() / ".reme"
+
+
+def _folder(flag: str | None, variable: str, default: Path, environ: dict[str, str]) -> Path:
+    chosen = flag or environ.get(variable)
+    return Path(chosen).expanduser().absolute() if chosen else default
 
 
 def resolve_workspace(flag: str | None, environ: dict[str, str] | None = None) -> tuple[Path, str | None]:
@@ -182,11 +203,26 @@ def load_settings(
     timezone: str | None = None,
     semantic: str | None = None,
     semantic_model: str | None = None,
+    projects_root: str | None = None,
+    personal: str | None = None,
+    project: str | None = None,
 ) -> Settings:
-    """Settings from flags, falling back to the environment."""
-    path, notice = resolve_workspace(workspace)
-    if notice:
-        print(notice, file=sys.stderr)
+    """Settings from flags, falling back to the environment.
+
+    A named workspace (flag or REME_WORKSPACE) is served alone, as it always was; without
+    one, each project has its own workspace and the person a personal one.
+    """
+    env = dict(os.environ)
+    per_project = not (workspace or env.get("REME_WORKSPACE"))
+    home = default_memory_home(env)
+    personal_path = _folder(personal, "REME_PERSONAL", home / "personal", env)
+    if per_project:
+        path = personal_path
+    else:
+        path, notice = resolve_workspace(workspace)
+        if notice:
+            print(notice, file=sys.stderr)
+    chosen_project = project or env.get("REME_PROJECT_DIR")
     tz = resolve_timezone(timezone or os.environ.get("REME_TIMEZONE"))
     interval = os.environ.get("REME_SYNC_INTERVAL")
     try:
@@ -203,4 +239,8 @@ def load_settings(
         semantic_model=resolve_semantic_model(semantic_model),
         allow_forget=os.environ.get("REME_ALLOW_FORGET", "").strip().lower() in ("1", "true", "yes", "on"),
         trash_days=resolve_trash_days(os.environ.get("REME_TRASH_DAYS")),
+        per_project=per_project,
+        projects_root=_folder(projects_root, "REME_PROJECTS_ROOT", home / "projects", env),
+        personal=personal_path,
+        project_dir=Path(chosen_project).expanduser().absolute() if chosen_project else None,
     )

@@ -76,14 +76,16 @@ def test_workspace_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert path == Path.home().resolve() / ".reme" and notice and "~" not in str(path)
 
 
-def test_root_cwd_falls_back_to_home_and_says_so_on_stderr(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "REME_WORKSPACE": ""}
+def test_started_in_the_root_no_project_is_known_and_doctor_says_so(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")} | {"HOME": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-m", "reme_mcp", "doctor", "--json"], cwd="/", env=env, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["workspace"] == str(tmp_path / ".reme")
-    assert "using" in proc.stderr and str(tmp_path / ".reme") in proc.stderr
+    report = json.loads(proc.stdout)
+    personal = str(tmp_path / ".reme" / "personal")
+    assert report["workspace"] == personal and report["project"]["workspace"] == personal
+    assert report["project"].get("project") is None and "no project is known" in report["project"]["notice"]
     assert not (tmp_path / ".reme").exists()  # nothing created until the first write
 
 

@@ -24,6 +24,7 @@ from tests.hosts.acceptance import (
 )
 from tests.hosts.anthropic import AUX_MODEL, MODEL_ID, request_bodies, serve_anthropic
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
+from tests.hosts.projects import check_project_memory, make_repos
 from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
 
 CLAUDE_CODE = "2.1.332"
@@ -129,9 +130,32 @@ def test_claude_code_plugin_remembers_then_finds(tmp_path: Path) -> None:
     # The plugin's skill is listed to the model, under the plugin's name, in each session.
     first = json.dumps(bodies[0].get("messages"), ensure_ascii=False) + json.dumps(bodies[0].get("system"))
     assert "reme-mcp:reme-memory" in first, first[:3000]
-    assert list(data.glob("workspace/daily/*/test-passphrase.md")), "no note in the plugin's data folder"
-    imported = "".join(p.read_text(encoding="utf-8") for p in data.glob("workspace/session/dialog/claude_code/*.jsonl"))
+    # The plugin names no workspace: the memory is the session's project's, under the user's
+    # ~/.reme (the folder `project` is in no repository, so it is a project by its path).
+    workspaces = list((tmp_path / "home" / ".reme" / "projects").glob("project-*"))
+    assert len(workspaces) == 1, workspaces
+    assert list(workspaces[0].glob("daily/*/test-passphrase.md")), "no note in the project's workspace"
+    assert not (data / "workspace").exists(), "the plugin kept memory in its data folder"
+    imported = "".join(p.read_text(encoding="utf-8") for p in workspaces[0].glob("session/dialog/claude_code/*.jsonl"))
     assert REMEMBER_PROMPT in imported, "the plugin's server did not follow Claude Code's session log"
+
+
+def test_claude_code_plugin_keeps_memory_per_project(tmp_path: Path) -> None:
+    """One install of the plugin, sessions in two repositories, a subfolder, a second clone and
+    the home folder (tests/hosts/projects.py): Claude Code gives the server its roots and
+    CLAUDE_PROJECT_DIR, the launch folder, from which reme-mcp finds the repository."""
+    home = tmp_path / "home"
+    repos = make_repos(tmp_path)
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    with serve_anthropic() as server:
+        env = _env(home, server.url)
+        _claude(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
+        _claude(env, tmp_path, "plugin", "install", "reme-mcp@reme-mcp")
+
+        def session(folder: Path, prompt: str) -> None:
+            _claude(env, folder, "-p", "--model", MODEL_ID, "--allowedTools", "mcp__plugin_reme-mcp_reme", "--", prompt)
+
+        check_project_memory(session, server.script, repos, home)
 
 
 def test_claude_plugin_validate_passes_on_the_marketplace_and_the_plugin(tmp_path: Path) -> None:

@@ -24,8 +24,9 @@ from tests.hosts.acceptance import (
     run_host,
 )
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
+from tests.hosts.projects import Repos, check_project_memory, make_repos
 from tests.hosts.responses import MODEL_ID, request_bodies, serve_responses
-from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT
+from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT, ModelServer
 
 CODEX = "0.171.0"
 # Codex offers these itself as soon as any MCP server is configured, whatever the server
@@ -129,10 +130,11 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
         assert command.name == "reme-mcp" and command.parent.name == "bin", transport
         root = Path(transport["cwd"]) if transport.get("cwd") else command.parent.parent
         assert root.is_relative_to(home / ".codex" / "plugins" / "cache") and (root / "reme_mcp").is_dir(), transport
-        data = Path(args[args.index("--plugin-data") + 1])
+        # Only the data folder for the launcher's environments: the plugin names no workspace,
+        # so the memory is per project under ~/.reme.
+        assert args[:1] == ["--plugin-data"] and len(args) == 2, args
+        data = Path(args[1])
         assert data.is_relative_to(home / ".codex" / "plugins" / "data"), data
-        workspace = Path(args[args.index("--workspace") + 1])
-        assert workspace == data / "workspace", workspace
 
         # No warm-up: the first session after installing is the plugin's first start, with
         # Codex's defaults (about 1 s for an optional server) and one core busy. The launcher
@@ -144,4 +146,47 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
         assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"
         bodies = [body for body in request_bodies(server) if body.get("model") == MODEL_ID]
     assert _skill_listed(bodies), json.dumps(bodies[0].get("input"), ensure_ascii=False)[:3000]
-    assert list(workspace.glob("daily/*/test-passphrase.md")), "remember wrote no daily note"
+    # Codex starts plugin servers in the plugin's folder and names no project: the server takes
+    # the folder Codex runs in (`project`, in no repository: a project by its path).
+    workspaces = list((home / ".reme" / "projects").glob("project-*"))
+    assert len(workspaces) == 1, workspaces
+    assert list(workspaces[0].glob("daily/*/test-passphrase.md")), "remember wrote no daily note"
+    assert not (data / "workspace").exists(), "the plugin kept memory in its data folder"
+
+
+def _project_sessions(env: dict[str, str], repos: Repos, home: Path, server: ModelServer) -> None:
+    def session(folder: Path, prompt: str) -> None:
+        # Outside a repository (the home folder) Codex asks for this flag; inside one it changes nothing.
+        _codex(env, folder, "exec", "--skip-git-repo-check", prompt)
+
+    check_project_memory(session, server.script, repos, home)
+
+
+def test_codex_plugin_keeps_memory_per_project(tmp_path: Path) -> None:
+    """One install of the plugin, sessions in two repositories, a subfolder, a second clone and
+    the home folder (tests/hosts/projects.py). Codex gives a plugin server no roots, no project
+    variable and the plugin's folder as its working directory: the server takes the folder of
+    the Codex process that started it."""
+    home = tmp_path / "home"
+    env = _env(home)
+    repos = make_repos(tmp_path)
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    with serve_responses() as server:
+        (home / ".codex" / "config.toml").write_text(_provider(server.url), encoding="utf-8")
+        _codex(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
+        _codex(env, tmp_path, "plugin", "add", "reme-mcp@reme-mcp")
+        _project_sessions(env, repos, home, server)
+
+
+def test_codex_configured_server_keeps_memory_per_project(tmp_path: Path) -> None:
+    """The same sessions with the server configured from `reme-mcp config codex` without a
+    workspace: Codex starts it in the session's folder."""
+    home = tmp_path / "home"
+    env = _env(home)
+    repos = make_repos(tmp_path)
+    snippet = reme_command("codex", None)
+    entry = tomllib.loads(snippet)["mcp_servers"]["reme"]
+    assert "--workspace" not in entry["args"] and "env" not in entry, snippet
+    with serve_responses() as server:
+        (home / ".codex" / "config.toml").write_text(_provider(server.url) + "\n" + snippet, encoding="utf-8")
+        _project_sessions(env, repos, home, server)

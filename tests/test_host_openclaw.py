@@ -128,6 +128,9 @@ def test_openclaw_plugin_remembers_in_one_session_and_finds_it_in_the_next(tmp_p
     assert sorted(name for name in offered if name.startswith("reme")) == sorted(f"reme__{t}" for t in REME_TOOLS)
     # The plugin's skill reaches the model in the system prompt's skill list.
     assert "<name>reme-memory</name>" in json.dumps(bodies[0]["messages"][0], ensure_ascii=False)
-    # The memory lives in OpenClaw's data folder for the plugin, beside the built environment.
-    assert list((data / "workspace" / "daily").glob("*/test-passphrase.md")), "no note in the plugin's data folder"
+    # The memory is the project's (the folder OpenClaw runs in, found from the host process: the
+    # plugin's server starts in the plugin's folder), outside the plugin, in the user's ~/.reme.
+    notes = list((home / ".reme" / "projects").glob("project-*/daily/*/test-passphrase.md"))
+    assert notes, "no note in the project's memory"
+    assert not (data / "workspace").exists(), "memory in the plugin's data folder"
     assert list((data / "venvs").glob("*/.reme-plugin-ready")), "the first start built no environment"

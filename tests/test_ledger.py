@@ -19,9 +19,7 @@ def test_records_point_at_notes_only_while_they_hold_what_was_stored(tmp_path: P
     note.write_text("---\nname: a\n---\nThe fact.\n", encoding="utf-8")
     digest = body_hash("The fact.")
     assert ledger.request("r1") is None and ledger.body(digest) is None
-    ledger.record_request("r1", "daily/2026-11-28/a.md")
-    ledger.record_body(digest, "daily/2026-11-28/a.md")
-    ledger.record_request(None, "ignored")
+    ledger.record("r1", digest, "daily/2026-11-28/a.md")
     assert ledger.request("r1") == "daily/2026-11-28/a.md"
     assert ledger.body(digest) == "daily/2026-11-28/a.md"
     note.write_text("---\nname: a\n---\nEdited by a person.\n", encoding="utf-8")
@@ -32,7 +30,7 @@ def test_records_point_at_notes_only_while_they_hold_what_was_stored(tmp_path: P
 
 def test_a_damaged_record_is_no_record(tmp_path: Path) -> None:
     ledger = Ledger(Workspace(tmp_path))
-    ledger.record_request("r2", "daily/x.md")
+    ledger.record("r2", "cd" * 20, "daily/x.md")
     for record in (tmp_path / "metadata/reme-mcp/requests").iterdir():
         record.write_text("{not json", encoding="utf-8")
     assert ledger.request("r2") is None
@@ -40,7 +38,7 @@ def test_a_damaged_record_is_no_record(tmp_path: Path) -> None:
 
 def test_sweep_removes_only_old_temp_files_of_killed_writers(tmp_path: Path) -> None:
     ledger = Ledger(Workspace(tmp_path))
-    ledger.record_body("ab" * 20, "daily/x.md")
+    ledger.record(None, "ab" * 20, "daily/x.md")
     bodies = tmp_path / "metadata/reme-mcp/bodies"
     old = bodies / ".abab.json.tmp-0123456789ab"
     fresh = bodies / ".cdcd.json.tmp-ba9876543210"

@@ -91,9 +91,9 @@ def test_root_mcp_config_follows_the_spec_rules() -> None:
     env = server.get("env", {})
     assert not {"PLUGIN_ROOT", "PLUGIN_DATA"} & set(env)
     assert not [name for name in env if SECRET_NAME.search(name)], "no secrets in env (§9.2)"
-    # The memory must outlive plugin updates: it lives in the client-managed data directory.
-    workspace = server["args"][server["args"].index("--workspace") + 1]
-    assert workspace == "${PLUGIN_DATA}/workspace"
+    # No workspace named: each project keeps its own memory, outside the plugin (it outlives
+    # plugin updates), found from the folder the host runs in (reme_mcp/projects/).
+    assert "--workspace" not in server["args"] and "REME_WORKSPACE" not in env
     # Search by meaning is the user's choice, and §9.2 gives this file no way to pass the user's
     # REME_SEMANTIC on: a value here would override it. The launcher reads the host's
     # environment, else ${PLUGIN_DATA}/plugin.env (tests/test_plugin_semantic.py).
@@ -127,8 +127,9 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
     # The same launcher as mcp.json, with Claude Code's names for the plugin's two folders.
     assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/reme-mcp"
     assert server["args"] == ["--plugin-data", "${CLAUDE_PLUGIN_DATA}"]
-    # A user's REME_WORKSPACE wins; otherwise the plugin's own persistent data directory.
-    assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-${CLAUDE_PLUGIN_DATA}/workspace}"
+    # A user's REME_WORKSPACE (one workspace for everything) wins; unset, it is empty, and each
+    # project keeps its own memory.
+    assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-}"
     # The plugin's settings pass through from the environment Claude Code starts from; unset
     # they are empty, which the server and the launcher read as their defaults (for
     # REME_SEMANTIC: auto, the plain build, unless the data folder's plugin.env says on).

@@ -259,30 +259,29 @@ def fill(folder: Path) -> Path:
     return filler
 
 
-def test_a_full_disk_fails_one_commit_and_the_next_write_succeeds_promptly(on_tmpfs: tuple[Memory, Path]) -> None:
+def test_a_full_index_disk_takes_the_note_back_and_the_next_write_succeeds_promptly(
+    on_tmpfs: tuple[Memory, Path],
+) -> None:
     memory, directory = on_tmpfs
     filler = fill(directory)
+    day = memory.ws.root / "daily" / DAY
+    before = sorted(p.name for p in day.iterdir())
 
-    # The note is stored (the file is the truth) and its commit batched: the search that
-    # commits it finds the disk full and answers from the index as it was ...
-    stored = memory.remember("The zqnarwhal tusk is a tooth.", date=DAY).path
-    assert (memory.ws.root / stored).is_file()
-    assert memory.search("Go backend services").results[0].path == f"daily/{DAY}/go-backend.md"
-    # ... and every remember from then on says so, in one line naming the stored note.
+    # A note no search could find is never acknowledged: it is taken back, and the error says why.
     with pytest.raises(ReMeError) as failed:
-        memory.remember("The zqorca hunts in pods.", date=DAY)
+        memory.remember("The zqnarwhal tusk is a tooth.", date=DAY)
     line = str(failed.value)
-    assert "\n" not in line and "could not be updated" in line and "the disk is full" in line
-    second = line.split()[1].rstrip(",")
-    assert (memory.ws.root / second).is_file()
+    assert "\n" not in line and "the disk is full" in line and "free some space" in line, line
+    assert sorted(p.name for p in day.iterdir()) == before
+    assert memory.search("Go backend services").results[0].path == f"daily/{DAY}/go-backend.md"
 
     filler.unlink()
     began = time.monotonic()
     made = memory.remember("The zqbeluga is called the sea canary.", date=DAY)
     assert memory.search("zqbeluga").results[0].path == made.path
     assert time.monotonic() - began < 10  # Whoosh's write lock was given back (a leak waits 60 s, then fails)
-    assert memory.search("zqnarwhal").results[0].path == stored  # the failed commits caught up
-    assert memory.search("zqorca").results[0].path == second
+    again = memory.remember("The zqnarwhal tusk is a tooth.", date=DAY)  # the refused note, stored now
+    assert again.created and memory.search("zqnarwhal").results[0].path == again.path
 
 
 def test_a_read_only_index_answers_and_remember_says_why(
@@ -298,12 +297,14 @@ def test_a_read_only_index_answers_and_remember_says_why(
         assert memory.search("Go backend services").results[0].path == f"daily/{DAY}/go-backend.md"
         with pytest.raises(ReMeError) as failed:
             memory.remember("The zqorca hunts in pods.", date=DAY)
-        assert "could not be updated" in str(failed.value) and "read-only" in str(failed.value)
+        assert "read-only" in str(failed.value) and "\n" not in str(failed.value)
+        assert not [p for p in (root / "daily" / DAY).iterdir() if "zqorca" in p.read_text(encoding="utf-8")]
     finally:
         memory.index.close()  # its open files would keep the mount busy
         subprocess.run(["umount", "-l", str(folder)], check=True)
     assert memory.search("zqlater").results[0].path == "digest/wiki/later.md"  # caught up once writable
-    assert memory.search("zqorca").results[0].path.startswith(f"daily/{DAY}/")
+    stored = memory.remember("The zqorca hunts in pods.", date=DAY).path
+    assert memory.search("zqorca").results[0].path == stored
 
 
 def test_an_index_home_that_cannot_be_written_still_serves_search(tmp_path: Path, env: dict[str, str]) -> None:

@@ -5,6 +5,7 @@ Both give unit vectors, centred the same way (centring.py), through one small in
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -38,12 +39,28 @@ def model_key(name: str, models_home: Path | None) -> str:
     return name if found is None else f"{name}-{found.fingerprint}"
 
 
+# Loaded models, one per (model, folder, means, threads) in a process: a server reads a project's
+# workspace and the personal one, each with its semantic stage, and a model holds 200-300 MB.
+# The runtimes answer concurrent calls (onnxruntime sessions are thread-safe).
+_LOADED: dict[tuple[str, Path, Path | None, int], TextEmbedder] = {}
+_LOADING = threading.Lock()
+
+
 def open_embedder(name: str, models_home: Path | None, means_file: Path | None, threads: int = 1) -> TextEmbedder:
-    """The model `name`, loaded; EmbedderUnavailable (one line) when it cannot be had. Never downloads.
+    """The model `name`, loaded once per process; EmbedderUnavailable (one line) when it cannot be
+    had. Never downloads.
 
     `threads`: the cores embedding may use. A bundled model's 8-bit graph is built once
     into the models folder (use_graph.py, e5_graph.py)."""
     home = models_home or default_models_home()
+    key = (model_key(name, home), home, means_file, threads)  # a model fetched anew is another
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = _load(name, home, means_file, threads)
+        return _LOADED[key]
+
+
+def _load(name: str, home: Path, means_file: Path | None, threads: int) -> TextEmbedder:
     if name == USE_MODEL:
         return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import logging
 import os
 import sys
@@ -26,7 +27,7 @@ from reme_mcp.config import (
     parse_duration,
 )
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS
+from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
 # 10,000 chunks on 2 cores (docs/semantic.md). A server embeds in the background instead.
 EMBED_WAIT = 60.0
 
-WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
+WORKSPACE_HELP = (
+    "Serve this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
+    "per project plus a personal one; see reme-mcp project)."
+)
 
 
 @contextlib.contextmanager
@@ -57,6 +61,9 @@ def _settings(ctx: click.Context, workspace: str | None) -> Settings:
             root.params.get("timezone"),
             root.params.get("semantic"),
             root.params.get("semantic_model"),
+            root.params.get("projects_root"),
+            root.params.get("personal"),
+            root.params.get("project"),
         )
 
 
@@ -69,29 +76,30 @@ def _logging() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
 
 
+# Commands imported only when named: serving needs none of them.
+_LAZY_COMMANDS = {
+    "ingest": ("reme_mcp.ingest.cli", "ingest"),
+    "sync": ("reme_mcp.faces.sync_command", "sync"),
+    "project": ("reme_mcp.faces.project_command", "project"),
+    "model": ("reme_mcp.faces.model_command", "model"),
+    "view": ("reme_mcp.faces.view.command", "view"),
+    "forget": ("reme_mcp.faces.forget_command", "forget"),
+    "scrub": ("reme_mcp.faces.forget_command", "scrub"),
+}
+
+
 class _Commands(click.Group):
-    """The commands, with `ingest` imported only when it is named: serving does not need its sources."""
+    """The commands, with the lazy ones imported only when they are named."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "ingest", "sync", "model", "forget", "scrub"})
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name == "ingest" and cmd_name not in self.commands:
-            from reme_mcp.ingest.cli import ingest
-
-            self.add_command(ingest)
-        if cmd_name == "sync" and cmd_name not in self.commands:
-            from reme_mcp.faces.sync_command import sync
-
-            self.add_command(sync)
-        if cmd_name in ("forget", "scrub") and cmd_name not in self.commands:
-            from reme_mcp.faces import forget_command
-
-            self.add_command(getattr(forget_command, cmd_name))
-        if cmd_name == "model" and cmd_name not in self.commands:
-            from reme_mcp.faces.model_command import model
-
-            self.add_command(model)
+        if cmd_name in _LAZY_COMMANDS and cmd_name not in self.commands:
+            module, name = _LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), name)
+            assert isinstance(command, click.Command)
+            self.add_command(command)
         return super().get_command(ctx, cmd_name)
 
 
@@ -114,6 +122,22 @@ class _Commands(click.Group):
     help="The model that searches by meaning: use-multilingual-v3 (bundled, default), multilingual-e5-small "
     "(bundled) or one fetched by `reme-mcp model fetch`; $REME_SEMANTIC_MODEL.",
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="The project this server serves, as a folder inside it (default: $REME_PROJECT_DIR, else the "
+    "client's roots, the host's project folder, the current folder).",
+)
+@click.option(
+    "--projects-root",
+    type=click.Path(file_okay=False),
+    help="Where each project's workspace lives (default: $REME_PROJECTS_ROOT, else ~/.reme/projects).",
+)
+@click.option(
+    "--personal",
+    type=click.Path(file_okay=False),
+    help="The personal workspace every project reads (default: $REME_PERSONAL, else ~/.reme/personal).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
 def cli(
@@ -123,11 +147,16 @@ def cli(
     ingest_sources: tuple[str, ...],
     semantic: str | None,
     semantic_model: str | None,
+    project: str | None,
+    projects_root: str | None,
+    personal: str | None,
 ) -> None:
-    """reme-mcp: long-term memory for MCP clients, kept as plain files in a ReMe workspace.
+    """reme-mcp: long-term memory for MCP clients, kept as plain files in ReMe workspaces.
 
     With no command, serves MCP over stdio (what an MCP client starts).
     """
+    # Where `ingest` files each session when every project has its own workspace (ingest/cli.py).
+    ctx.ensure_object(dict)["route"] = _ingest_route
     if ctx.invoked_subcommand is None:
         ctx.invoke(serve, ingest_sources=ingest_sources)
     elif ingest_sources:
@@ -199,11 +228,19 @@ def serve(
 
     with _one_line("serving"):
         token = load_token(token_file)
-        print(
-            f"reme-mcp {__version__}: serving {settings.workspace} at http://{host}:{port}/mcp",
-            file=sys.stderr,
+        served = (
+            f"each project's memory under {settings.projects_root} and {settings.personal}"
+            if settings.per_project
+            else str(settings.workspace)
         )
+        print(f"reme-mcp {__version__}: serving {served} at http://{host}:{port}/mcp", file=sys.stderr)
         serve_http(server, host, port, token, list(allow_host))
+
+
+def _ingest_route(settings: Settings, dry_run: bool) -> Any:
+    from reme_mcp.ops.memories import Memories
+
+    return Memories(settings).route(dry_run)
 
 
 @cli.command()
@@ -227,6 +264,13 @@ def serve(
     type=click.IntRange(SEARCH_MAX_CHARS.low, SEARCH_MAX_CHARS.high),
     help="Budget for all snippets together.",
 )
+@click.option(
+    "--scope",
+    type=click.Choice(SCOPES),
+    default="current",
+    show_default=True,
+    help="current: this project and the personal memory; project or personal alone; all: every project.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 @click.option(
     "--wait",
@@ -246,22 +290,25 @@ def search(
     start_date: str | None,
     end_date: str | None,
     max_chars: int,
+    scope: str,
     as_json: bool,
     wait: float,
 ) -> None:
-    """Search memory, as the MCP `search` tool does."""
-    from reme_mcp.ops.memory import Memory
+    """Search memory, as the MCP `search` tool does (from this folder's project)."""
+    from reme_mcp.ops.memories import Memories
 
     with _one_line("searching"):
-        memory = Memory(_settings(ctx, workspace))
-        _embed_first(memory, wait)
-        result = memory.search(
+        view = Memories(_settings(ctx, workspace)).scoped()
+        for _, memory in view.sources(scope):
+            _embed_first(memory, wait)
+        result = view.search(
             query,
             limit=limit,
             start_date=start_date,
             end_date=end_date,
             path_prefix=path_prefix,
             max_chars=max_chars,
+            scope=scope,
         )
     click.echo(result.model_dump_json(indent=2) if as_json else result.render())
 
@@ -293,22 +340,27 @@ def _embed_first(memory: Memory, wait: float) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
-    """Rebuild the index from the files (never needed for correctness; the index heals itself)."""
+    """Rebuild the index from the files (never needed for correctness; the index heals itself).
+
+    Per project: this folder's project's workspace and the personal one, where they exist."""
     from tqdm import tqdm
 
-    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.memories import Memories
 
     _logging()
-    memory = Memory(_settings(ctx, workspace))
-    with tqdm(total=0, unit="file", disable=quiet, file=sys.stderr, desc="indexing") as bar:
+    sources = Memories(_settings(ctx, workspace)).scoped().sources()
+    for _, memory in sources:
+        if len(sources) > 1 and not memory.ws.root.is_dir():
+            continue
+        with tqdm(total=0, unit="file", disable=quiet, file=sys.stderr, desc="indexing") as bar:
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
 
-        with _one_line("rebuilding the index"):
-            result = memory.reindex(progress)
-    click.echo(result.render())
+            with _one_line("rebuilding the index"):
+                result = memory.reindex(progress)
+        click.echo(result.render())
 
 
 @cli.command()
@@ -316,11 +368,11 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
-    """Report the workspace, its files by kind, the index's state and the configuration."""
-    from reme_mcp.ops.memory import Memory
+    """Report the project and workspace, its files by kind, the index's state and the configuration."""
+    from reme_mcp.ops.memories import Memories
 
     with _one_line("checking the workspace"):
-        report = Memory(_settings(ctx, workspace)).doctor()
+        report = Memories(_settings(ctx, workspace)).scoped().doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 
@@ -380,7 +432,13 @@ def config_cmd(
     try:
         click.echo(
             render_config(
-                client, Path(settings.workspace), launcher, zone, ingest_sources, semantic_choice, model_choice
+                client,
+                None if settings.per_project else Path(settings.workspace),
+                launcher,
+                zone,
+                ingest_sources,
+                semantic_choice,
+                model_choice,
             ),
             nl=False,
         )

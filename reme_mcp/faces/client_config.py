@@ -75,17 +75,17 @@ def installed_command() -> list[str]:
 
 
 def _launch(
-    workspace: Path,
+    workspace: Path | None,
     launcher: str,
     timezone: str | None,
     ingest: tuple[str, ...] = (),
     semantic: str | None = None,
     semantic_model: str | None = None,
 ) -> _Launch:
-    absolute = workspace.expanduser().resolve()
     # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
     # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
-    tail: tuple[str, ...] = ("--workspace", str(absolute))
+    # No workspace: each project keeps its own (the server finds the project where the host runs).
+    tail: tuple[str, ...] = ("--workspace", str(workspace.expanduser().resolve())) if workspace else ()
     if timezone:
         tail = (*tail, "--timezone", timezone)
     for source in ingest:
@@ -251,14 +251,15 @@ def list_clients() -> list[tuple[str, str]]:
 
 def render_config(
     client: str,
-    workspace: Path,
+    workspace: Path | None,
     launcher: str = "installed",
     timezone: str | None = None,
     ingest: tuple[str, ...] = (),
     semantic: str | None = None,
     semantic_model: str | None = None,
 ) -> str:
-    """The snippet that starts reme-mcp on ``workspace`` from ``client``, in that host's format.
+    """The snippet that starts reme-mcp from ``client``, in that host's format: on ``workspace``
+    alone, or with None, one workspace per project.
 
     ``launcher`` is ``installed`` (this installation's absolute command) or ``uvx``;
     ``timezone``, when given, is passed as ``--timezone`` (the host would not pass $REME_TIMEZONE on);

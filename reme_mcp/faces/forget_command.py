@@ -21,19 +21,24 @@ WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.r
 
 
 def _memory(ctx: click.Context, workspace: str | None, keep_days: str | None = None) -> Memory:
-    from reme_mcp.ops.memory import Memory
+    """The workspace `remember` writes to from here: the named one, else this folder's project's
+    (else the personal one), as the other commands resolve it."""
+    from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    root = ctx.find_root()
+    root = ctx.find_root().params
     settings: Settings = load_settings(
-        workspace or root.params.get("workspace"),
-        root.params.get("timezone"),
-        root.params.get("semantic"),
-        root.params.get("semantic_model"),
+        workspace or root.get("workspace"),
+        root.get("timezone"),
+        root.get("semantic"),
+        root.get("semantic_model"),
+        root.get("projects_root"),
+        root.get("personal"),
+        root.get("project"),
     )
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
-    return Memory(settings)
+    return Memories(settings).scoped().sources()[0][1]
 
 
 def _consent(question: str, yes: bool) -> bool:

@@ -16,7 +16,8 @@ annotations`): the SDK reads the resolvers from them, and they name this functio
 """
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
@@ -26,9 +27,12 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, ClientCapabilities, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from reme_mcp.faces.lazy_memory import LazyMemory
 from reme_mcp.ops.forget import ForgetPlan, ForgetResult, Selection, command_line, forget_apply, forget_plan
 from reme_mcp.ops.limits import MAX_DATE_CHARS, SEARCH_LIMIT
+
+if TYPE_CHECKING:  # the Memory's modules load with the first call, not when the server is built
+    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.scoped import ScopedMemory
 
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 # At most this many paths or sessions in one call: a person reads the whole list before agreeing.
@@ -40,6 +44,7 @@ Select by paths (files or folders), a search query, a date range (since/until) o
 nothing is removed. Use only when the person asked to forget something."""
 
 Runner = Callable[..., Awaitable[Any]]
+SessionOf = Callable[[Context], Awaitable["ScopedMemory"]]
 Paths = Annotated[list[str] | None, Field(description="Workspace-relative files or folders.", max_length=MAX_PATHS)]
 Query = Annotated[str | None, Field(description="Forget the files search returns for this query.")]
 Limit = Annotated[int, SEARCH_LIMIT.field("With query: how many search results.")]
@@ -56,10 +61,15 @@ class Consent(BaseModel):
     forget: bool = Field(description="Yes: forget exactly the files listed, for good.")
 
 
-def register_forget(server: MCPServer, memory: LazyMemory, run: Runner, result: Callable[..., CallToolResult]) -> None:
-    """Add the `forget` tool to `server`; `run` and `result` are the server's own (faces/server.py)."""
+def register_forget(
+    server: MCPServer, session_of: SessionOf, run: Runner, result: Callable[..., CallToolResult]
+) -> None:
+    """Add the `forget` tool to `server`; `session_of` gives a call's view of memory, `run` and
+    `result` are the server's own (faces/server.py). It forgets in the workspace `remember` writes
+    to for that session (this project's, or the one named workspace)."""
 
     async def plan_for(
+        ctx: Context,
         paths: list[str] | None,
         query: str | None,
         limit: int,
@@ -70,7 +80,8 @@ def register_forget(server: MCPServer, memory: LazyMemory, run: Runner, result: 
         selection = Selection(
             paths=tuple(paths or ()), query=query, limit=limit, since=since, until=until, sessions=tuple(sessions or ())
         )
-        plan: ForgetPlan = await run(forget_plan, memory.get(), selection)
+        memory: Memory = (await session_of(ctx)).sources()[0][1]
+        plan: ForgetPlan = await run(forget_plan, memory, selection)
         return plan
 
     async def consent(ctx: Context, plan: Annotated[ForgetPlan, Resolve(plan_for)]) -> Elicit[Consent] | Consent:
@@ -87,6 +98,7 @@ def register_forget(server: MCPServer, memory: LazyMemory, run: Runner, result: 
         description=DESCRIPTION,
     )
     async def forget(
+        ctx: Context,
         plan: Annotated[ForgetPlan, Resolve(plan_for)],
         answer: Annotated[ElicitationResult[Consent], Resolve(consent)],
         paths: Paths = None,
@@ -99,7 +111,7 @@ def register_forget(server: MCPServer, memory: LazyMemory, run: Runner, result: 
         if not plan.paths:
             done = ForgetResult(status="nothing", message=plan.render())
         elif isinstance(answer, AcceptedElicitation) and answer.data.forget:
-            done = await run(forget_apply, memory.get(), plan)
+            done = await run(forget_apply, (await session_of(ctx)).open(Path(plan.workspace)), plan)
         else:
             said = "cancelled" if answer.action == "cancel" else "declined"
             done = ForgetResult(status="declined", message=f"The person {said}: nothing was removed.")

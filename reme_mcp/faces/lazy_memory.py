@@ -1,9 +1,10 @@
-"""The workspace's Memory, created on first use, shared by everything that serves one process.
+"""The workspaces' memory, created on first use, shared by everything that serves one process.
 
-The MCP server, its warm-up and the stdio front's early search all reach the index
-through one LazyMemory, so it is opened once and flushed once at exit. Nothing heavy is
-imported here until the Memory is first wanted: the stdio front imports this module
-before it answers the handshake.
+The MCP server, its warm-up and the stdio front's early search all reach the indexes
+through one LazyMemory, so each workspace is opened once and flushed once at exit. A
+session's view (its project and the personal memory, or the one named workspace) comes
+from `session(roots, client)`. Nothing heavy is imported here until memory is first
+wanted: the stdio front imports this module before it answers the handshake.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING
 from reme_mcp.config import Settings
 
 if TYPE_CHECKING:
-    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.scoped import ScopedMemory
 
 # The longest the warm-up and the ingest wait for tools/list before they start anyway.
 WARM_UP_DELAY = 1.0
@@ -26,22 +28,26 @@ FOLLOW_DELAY = 3.0
 
 
 class LazyMemory:
-    """The Memory, created on first use (or by the warm-up thread), once, thread-safely."""
+    """The workspaces' Memories, created on first use (or by the warm-up thread), once, thread-safely."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._memory: Memory | None = None
+        self._memories: Memories | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> Memory:
+    def memories(self) -> Memories:
         with self._lock:
-            if self._memory is None:
-                from reme_mcp.ops.memory import Memory
+            if self._memories is None:
+                from reme_mcp.ops.memories import Memories
 
                 # A server's batched index commits are made by a child process (index/committer.py):
                 # its calls would otherwise wait out every batch.
-                self._memory = Memory(dataclasses.replace(self.settings, commit_in_child=True))
-            return self._memory
+                self._memories = Memories(dataclasses.replace(self.settings, commit_in_child=True))
+            return self._memories
+
+    def session(self, roots: list[str] | None = None, client: str | None = None) -> ScopedMemory:
+        """The view of a session whose client gave these roots (None: it declares none)."""
+        return self.memories().scoped(roots, client)
 
     def warm_up(self, after: threading.Event | None = None, at_most: float = WARM_UP_DELAY) -> None:
         """Import the index, open it and sync it in the background, so the first search is fast.
@@ -55,7 +61,8 @@ class LazyMemory:
             if after is not None:
                 after.wait(at_most)
             with contextlib.suppress(Exception):  # the first real call reports any problem properly
-                self.get().warm_up()
+                for _, memory in self.session().sources():
+                    memory.warm_up()
 
         threading.Thread(target=run, name="reme-warm-up", daemon=True).start()
 
@@ -73,7 +80,7 @@ class LazyMemory:
             if stop.is_set():
                 return
             try:
-                following = self.get().follow(sources)
+                following = self.memories().follow(sources)
             except Exception as exc:  # never take the server down: say why ingest is not running
                 print(f"reme-mcp: ingest did not start: {exc}", file=sys.stderr)
                 return
@@ -89,7 +96,7 @@ class LazyMemory:
         def run() -> None:
             after.wait(FOLLOW_DELAY)
             try:
-                self.get().sync_in_background(every, idle)
+                self.memories().sync_in_background(every, idle)
             except Exception as exc:  # never take the server down: say why sync is not running
                 print(f"reme-mcp: background sync did not start: {exc}", file=sys.stderr)
 
@@ -98,6 +105,6 @@ class LazyMemory:
     def finish(self) -> None:
         """The client is gone: commit the index writes still waiting for their batch."""
         with self._lock:
-            memory = self._memory
-        if memory is not None:
-            memory.finish()
+            memories = self._memories
+        if memories is not None:
+            memories.finish()

@@ -15,19 +15,28 @@ from reme_mcp.errors import ReMeError
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="The ReMe workspace folder.")
 @click.option("--init", "init", metavar="REMOTE", help="Make the workspace a git work tree syncing with REMOTE.")
 @click.option("--dry-run", is_flag=True, help="Show what a sync would commit, bring in and push; change nothing.")
+@click.option("--personal", is_flag=True, help="Sync the personal workspace instead of this folder's project's.")
 @click.pass_context
-def sync(ctx: click.Context, workspace: str | None, init: str | None, dry_run: bool) -> None:
-    """Sync the workspace with its git remote: commit, fetch, merge, push, and catch the index up.
+def sync(ctx: click.Context, workspace: str | None, init: str | None, dry_run: bool, personal: bool) -> None:
+    """Sync a workspace with its git remote: commit, fetch, merge, push, and catch the index up.
 
-    Uses your git and its credentials; stores no secret. See docs/team-sync.md.
+    Per project: this folder's project's workspace (a project's memory goes to that project's
+    remote only), or with --personal the personal one. Uses your git and its credentials; stores
+    no secret. See docs/team-sync.md.
     """
-    from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    root = ctx.find_root()
+    root = ctx.find_root().params
     try:
-        settings = load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
-        report = Memory(settings).team_sync(dry_run=dry_run, init=init)
+        settings = load_settings(
+            workspace or root.get("workspace"),
+            root.get("timezone"),
+            projects_root=root.get("projects_root"),
+            personal=root.get("personal"),
+            project=root.get("project"),
+        )
+        report = Memories(settings).scoped().team_sync(personal=personal, dry_run=dry_run, init=init)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(report.render())

@@ -21,7 +21,9 @@ one door to it; behind it:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import shutil
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -53,7 +55,7 @@ from reme_mcp.index.writer import IndexWriter
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.workspace import Workspace, file_kind
 
-__all__ = ["ChunkHit", "Found", "FoundHit", "IndexState", "MemoryIndex"]
+__all__ = ["ChunkHit", "Found", "FoundHit", "IndexState", "MemoryIndex", "cut_snippets"]
 
 T = TypeVar("T")
 
@@ -63,6 +65,9 @@ CLEARED_ATTEMPTS = 8
 MIN_SNIPPET_CHARS = 80
 # Hits found beyond the limit, so arranging (arrange.py) has the next ones to bring up.
 SPARE_FOR_ARRANGING = 5
+# Bytes free on the index's disk below which a write's commit is made before it is acknowledged,
+# not batched: a batch of 500 notes and the merge of small segments write a few megabytes.
+LOW_SPACE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,18 @@ class IndexState:
     chunks: int
     stale: int
     skipped: int
+
+
+def cut_snippets(hits: list[FoundHit], text: str, max_chars: int) -> list[FoundHit]:
+    """Each hit's snippet cut around the query's match to an equal share of `max_chars`: for
+    one index's hits, or for hits of several workspaces merged into one list."""
+    share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+    terms = frozenset(query_tokens(text))
+    finished = []
+    for found in hits:
+        piece, cut = snippet(found.hit.content, terms, share, found.hit.meant_at)
+        finished.append(dataclasses.replace(found, snippet=piece, cut=cut))
+    return finished
 
 
 class MemoryIndex:
@@ -152,14 +169,18 @@ class MemoryIndex:
     def written(self, paths: Iterable[str]) -> None:
         """These files were just written: every later search finds them, the commit is batched (reme_mcp/storage/batching.py).
 
-        After a failed commit (a full or read-only disk) the commit is tried at once, and its
-        OSError raised: the files are stored, but no search finds them until it succeeds.
+        Batched only while a commit can be counted on: the last one succeeded, the spool took the
+        paths and the index's disk has LOW_SPACE free. Otherwise the commit is made now, and its
+        OSError raised: the caller takes the files back, never acknowledging what no search finds.
         """
         todo = list(paths)
-        self._despite_clearing(lambda: self._writer.spool_paths(todo))
+        try:
+            self._despite_clearing(lambda: self._writer.spool_paths(todo))
+            batched = self._writer.failure is None and _room(self._store.directory, self._store.folder)
+        except OSError:
+            batched = False  # counted as waiting all the same (writer.py): a commit now takes them
         self._batcher.wrote()
-        if self._writer.failure is not None:
-            # The last commit failed: try now, so this call says whether the index can be written.
+        if not batched:
             self._commit_spooled()
 
     def flush(self) -> None:
@@ -231,13 +252,8 @@ class MemoryIndex:
         )
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
-        share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(arranged)))
-        terms = frozenset(tokens)
-        finished = [
-            FoundHit(a.hit, *snippet(a.hit.content, terms, share, a.hit.meant_at), a.superseded_by, a.newer)
-            for a in arranged
-        ]
-        return Found(finished, max(total, len(finished)))
+        finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
+        return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the current notes that replace it (empty when it is current)."""
@@ -374,3 +390,16 @@ class MemoryIndex:
         return IndexState(
             store.directory, True, len(records), total - len(records), len(stale(files, records)), skipped
         )
+
+
+def _room(directory: Path, folder: Path) -> bool:
+    """Whether the disk a commit writes to (the index's directory, else the folder holding it, before
+    a first build) has LOW_SPACE free; False when that cannot be told."""
+    for where in (directory, folder):
+        try:
+            return shutil.disk_usage(where).free >= LOW_SPACE
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import click
 
 from reme_mcp import process
-from reme_mcp.config import load_settings
+from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.model import Filters
 from reme_mcp.ingest.runner import Importer, available, imported_summary
@@ -23,12 +24,26 @@ _SOURCE_HELP = f"One of: {', '.join(SOURCES)}."
 
 
 def _workspace(ctx: click.Context, workspace: str | None) -> Workspace:
+    return Workspace(_settings(ctx, workspace).workspace)
+
+
+def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     root = ctx.find_root()
     try:
-        settings = load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
+        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
-    return Workspace(settings.workspace)
+
+
+def _route(ctx: click.Context, workspace: str | None, dry_run: bool = False) -> Callable[[str], Path] | None:
+    """With one workspace per project, where each session is filed: the command line above this
+    group gives it (`ctx.obj["route"]`), from the operations this layer does not import."""
+    settings = _settings(ctx, workspace)
+    routes = ctx.find_root().obj
+    if not settings.per_project or not isinstance(routes, dict) or "route" not in routes:
+        return None
+    route: Callable[[Settings, bool], Callable[[str], Path] | None] = routes["route"]
+    return route(settings, dry_run)
 
 
 def _importer(ws: Workspace, name: str, path: str | None, **kwargs: Any) -> Importer:
@@ -97,7 +112,7 @@ def backfill(
 
     ws = _workspace(ctx, workspace)
     filters = Filters(since=since or "", project=str(Path(project).resolve()) if project else "")
-    importer = _importer(ws, source, path, dry_run=dry_run, filters=filters)
+    importer = _importer(ws, source, path, dry_run=dry_run, filters=filters, route=_route(ctx, workspace, dry_run))
     with tqdm(total=0, unit="log", disable=quiet or None, file=sys.stderr, desc=source) as bar:
 
         def progress(done: int, total: int) -> None:
@@ -127,7 +142,8 @@ def watch(
     if path and len(sources) > 1:
         raise click.UsageError("--path names one source's location: give exactly one SOURCE with it")
     ws = _workspace(ctx, workspace)
-    importers = [_importer(ws, name, path) for name in sources]
+    route = _route(ctx, workspace)
+    importers = [_importer(ws, name, path, route=route) for name in sources]
     for importer in importers:
         trouble = importer.problem()
         if trouble:

@@ -25,7 +25,8 @@ log = logging.getLogger("reme_mcp.ingest")
 
 
 class Importer:
-    """Reads one source into one workspace; the cursors persist between passes."""
+    """Reads one source into one workspace, or with `route` each session into the workspace of
+    the folder it ran in (one per project); the cursors persist between passes, in `ws`."""
 
     def __init__(
         self,
@@ -36,15 +37,19 @@ class Importer:
         *,
         dry_run: bool = False,
         filters: Filters | None = None,
+        route: Callable[[str], Path] | None = None,
     ) -> None:
         self.ws = ws
+        self.route = route
+        self._writers: dict[Path, DialogWriter] = {}
+        self._homes: dict[str, Path] = {}  # a session's workspace, for its batches that name no folder
         self.source = source
         self.location = location if location is not None else source.default_location(env or os.environ)
         self.dry_run = dry_run
         self.filters = filters or Filters()
         self.book = CursorBook(ws, source.name)
         self.writer = DialogWriter(ws, source.host, source.name)
-        self.tombstones = Tombstones(ws)
+        self._tombstones: dict[Path, Tombstones] = {}  # a workspace's forgotten sessions
         if dry_run or self.filters.active:
             # A dry run writes nothing, and a filtered pass must not move the cursors past what it left out.
             self.book.save = lambda location: None  # type: ignore[method-assign]
@@ -62,7 +67,8 @@ class Importer:
         if trouble:
             raise ReMeError(trouble)
         units = self.source.units(self.location)
-        if processes > 1 and len(units) >= shares.WORTH_SHARING:
+        # A routed import stays in this process: the workers file everything in one workspace.
+        if processes > 1 and len(units) >= shares.WORTH_SHARING and self.route is None:
             tally = shares.run_shared(self, units, processes, progress)
         else:
             tally = self.run_units(units, progress)
@@ -93,18 +99,39 @@ class Importer:
             return
         turns = [t for t in batch.turns if not self.filters.since or t.created_at[:10] >= self.filters.since]
         turns = redact_turns(turns)
-        target = self.writer.target(SessionBatch(batch.session_id, batch.source_path))
-        if self.tombstones.buried(self.ws.relative(target)):
+        writer = self._writer(batch)
+        target = writer.target(SessionBatch(batch.session_id, batch.source_path))
+        if self._buried(writer.ws, target):
             tally.skipped["message(s) of forgotten sessions"] += len(turns)
             return
-        fresh = self.writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
+        fresh = writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
         if not fresh:
             return
         tally.sessions += 1
         for turn in fresh:
             tally.add_turn(turn)
         if not self.dry_run:
-            self.writer.append(batch, fresh, target)
+            writer.append(batch, fresh, target)
+
+    def _buried(self, ws: Workspace, target: Path) -> bool:
+        """Whether a person forgot this session's dialog in the workspace it is filed in (tombstones.py)."""
+        marks = self._tombstones.get(ws.root)
+        if marks is None:
+            marks = self._tombstones[ws.root] = Tombstones(ws)
+        return marks.buried(ws.relative(target))
+
+    def _writer(self, batch: SessionBatch) -> DialogWriter:
+        """The writer of the workspace this batch's session is filed in."""
+        if self.route is None:
+            return self.writer
+        home = self._homes.get(batch.session_id)
+        if batch.project or home is None:
+            home = self.route(batch.project)
+            self._homes[batch.session_id] = home
+        writer = self._writers.get(home)
+        if writer is None:
+            writer = self._writers[home] = DialogWriter(Workspace(home), self.source.host, self.source.name)
+        return writer
 
     def watch(
         self, stop: threading.Event, interval: float = 0.5, on_pass: Callable[[Tally], None] | None = None
@@ -151,7 +178,11 @@ def imported_summary(ws: Workspace, source: Source) -> tuple[int, int]:
 
 
 def start_background(
-    ws: Workspace, names: list[str], after: threading.Event | None = None, at_most: float = 3.0
+    ws: Workspace,
+    names: list[str],
+    after: threading.Event | None = None,
+    at_most: float = 3.0,
+    route: Callable[[str], Path] | None = None,
 ) -> threading.Event:
     """Follow the named sources in a daemon thread, started once `after` is set (tools/list
     answered), or `at_most` seconds after the start when there is nothing to wait for."""
@@ -159,7 +190,7 @@ def start_background(
     importers: list[Importer] = []
     for name in names:
         try:
-            importers.append(Importer(ws, get_source(name)))
+            importers.append(Importer(ws, get_source(name), route=route))
         except KeyError as exc:
             print(f"reme-mcp: --ingest: {exc.args[0]}", file=sys.stderr)
 

@@ -13,15 +13,17 @@ import os
 import re
 import time
 import unicodedata
+from collections.abc import Callable
 from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.errors import ReMeError, shown
+from reme_mcp.errors import ReMeError, os_error_line, shown
 from reme_mcp.notes.day_index import DayIndexFile
 from reme_mcp.notes.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, body_hash
+from reme_mcp.storage.files import open_regular
 from reme_mcp.storage.workspace import DATE_RE, Workspace
 
 __all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo", "day_index_line"]
@@ -130,7 +132,7 @@ def render_note(meta: dict[str, Any], content: str) -> str:
     return f"---\n{front}---\n{content.rstrip()}\n"
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
     """Whether a process with this id exists (another may have been given a dead one's id: then its
     mark waits for the next warm-up after that one ends)."""
     if pid == os.getpid():
@@ -169,7 +171,7 @@ MAX_SAME_NAME = 10_000
 BURST = 0.5
 MAX_LAG = 1.0
 DUE_FOLDER = "days-due"
-_MARK_RE = re.compile(r"(\d{4}-\d{2}-\d{2})\.([1-9]\d{0,6})")  # a day and a process id
+MARK_RE = re.compile(r"(\d{4}-\d{2}-\d{2})\.([1-9]\d{0,6})")  # a day and a process id
 # Seconds between sweeps of a day's folders for temp files a killed writer left (they are
 # removed once a minute old, so sweeping more often finds nothing more).
 SWEEP_EVERY = 60.0
@@ -182,13 +184,15 @@ class DayIndex:
     workspace's write lock; the batch of day indexes left for later takes the lock itself.
     """
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, refreshed: Callable[[list[str]], None] = lambda paths: None) -> None:
         self.ws = ws
+        self._refreshed = refreshed  # told of the day indexes a batch refreshed (the search index takes them)
         self._notes = DayNotes(ws)
         self._index_files = DayIndexFile(ws)
         self._swept: dict[str, float] = {}  # day -> when its folders were last swept of dead writers' temp files
         self._written: dict[str, float] = {}  # day -> when a note was last written on it
         self._due: set[str] = set()  # days whose index the batch refreshes
+        self._failing: str | None = None  # why the batch's last refresh failed, until one succeeds
         self._batch = CommitBatcher(
             self._refresh_due,
             lambda: len(self._due),
@@ -223,19 +227,47 @@ class DayIndex:
                 os.unlink(self._marker(day, os.getpid()))
         return self.ws.relative(refreshed)
 
-    def refresh_after_write(self, day: str) -> str:
-        """The day index after `write_note` on `day`: refreshed now, or by the batch in a burst of notes."""
+    def refresh_after_write(self, day: str) -> tuple[str, str | None]:
+        """The day index after `write_note` on `day`: refreshed now, or by the batch in a burst of notes
+        (refresh_or_owe); its path, and why it is behind (None when it is not)."""
         now = time.monotonic()
         recent = now - self._written.get(day, float("-inf")) < BURST
         self._written[day] = now
         if not recent and day not in self._due:
-            return self.refresh(day, relist=False)
+            return self.refresh_or_owe(day, relist=False)
+        self._owe(day)
+        return f"daily/{day}.md", self._failing
+
+    def refresh_or_owe(self, day: str, relist: bool = True) -> tuple[str, str | None]:
+        """Refresh the day index now; when it cannot be (a full disk, a read-only folder), the batch
+        owes it and catches it up as soon as it can be written, in this process. The day index is
+        derived: the note is stored either way. Its path, and why it is behind (None when it is not)."""
+        try:
+            return self.refresh(day, relist=relist), None
+        except OSError as exc:
+            cause = os_error_line(exc, "refreshing the day index")
+        except ReMeError as exc:
+            cause = str(exc)
+        self._owe(day)
+        return f"daily/{day}.md", cause
+
+    def _owe(self, day: str) -> None:
+        """Leave the day's index to the batch; call under the write lock."""
         if day not in self._due:
-            # Left behind for the next process's warm-up should this one die before its batch.
-            self.ws.write_atomic(self._marker(day, os.getpid()), "", durable=False)
+            # Left behind for the next process's warm-up should this one die before its batch; on
+            # a full disk there is none, and this process still catches the day up.
+            with contextlib.suppress(OSError):
+                self.ws.write_atomic(self._marker(day, os.getpid()), "", durable=False)
             self._due.add(day)
         self._batch.wrote()
-        return f"daily/{day}.md"
+
+    def unwrite(self, rel: str) -> None:
+        """Take back a note `write_note` just wrote that was never acknowledged (it could not be made
+        searchable); call under the write lock. Only this process's own new file is removed."""
+        day, name = rel.split("/")[1:]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(Path(self._notes.folder(day)) / name)
+        self._notes.unwrote(day, name)
 
     def flush(self) -> list[str]:
         """Refresh the day indexes the batch still owes, then every day this process wrote (the server
@@ -276,14 +308,14 @@ class DayIndex:
             marks: dict[str, list[int]] = {day: [] for day in behind}
             names = os.listdir(self.ws.state_folder(DUE_FOLDER)) if marked else []
             for name in names:
-                found = _MARK_RE.fullmatch(name)
+                found = MARK_RE.fullmatch(name)
                 if found and DATE_RE.match(found[1]):
                     marks.setdefault(found[1], []).append(int(found[2]))
             marks = {day: pids for day, pids in marks.items() if day in days and self._index_exists(day)}
             for day, pids in sorted(marks.items()):
                 self.refresh(day)
                 for pid in pids:
-                    if not _running(pid):
+                    if not running(pid):
                         with contextlib.suppress(OSError):
                             os.unlink(self._marker(day, pid))
         return len(marks)
@@ -308,13 +340,31 @@ class DayIndex:
         return self.ws.state_folder(DUE_FOLDER) / f"{day}.{pid}"
 
     def _refresh_due(self) -> None:
+        failed: OSError | None = None
+        done: list[str] = []
         with self.ws.lock("write"):
             for day in sorted(self._due):
                 try:
-                    self.refresh(day)
-                except ReMeError as exc:  # the next note of the day tries again, and says it
+                    done.append(self.refresh(day))
+                except OSError as exc:  # the day stays due: the batch tries again in a moment
+                    failed = failed or exc
+                except ReMeError as exc:  # a person's file that does not parse: their next note tries again
                     self._due.discard(day)
                     log.warning("reme-mcp: %s", exc)
+        if done:
+            with contextlib.suppress(OSError):  # the index counts them as waiting, and commits them once it can
+                self._refreshed(done)
+        self._failing = None if failed is None else os_error_line(failed, "refreshing the day index")
+        if failed is not None:
+            raise failed  # the batch says it once and retries (reme_mcp/storage/batching.py)
+
+    def _check_index(self, day: str) -> None:
+        """Refuse, before any note is written, a day index no refresh could ever write: one that
+        leads outside, is a link or is not a file (a full disk, by contrast, passes)."""
+        rel = f"daily/{day}.md"
+        index = self.ws.layout_path(rel)
+        if os.path.islink(index) or (os.path.lexists(index) and not index.is_file()):
+            open_regular(index, rel).close()  # raises the one-line reason
 
     def write_note(self, day: str, stem: str, meta: dict[str, Any], content: str) -> str:
         """Write a new note under the first free name (stem, stem-2, ...); an existing note is never overwritten.
@@ -323,6 +373,7 @@ class DayIndex:
         Windows they are the same file.
         """
         folder = Path(self._notes.folder(day))
+        self._check_index(day)
         if time.monotonic() - self._swept.get(day, float("-inf")) >= SWEEP_EVERY:
             self.ws.remove_stale_temp_files(folder)  # a killed writer's note ...
             self.ws.remove_stale_temp_files(folder.parent)  # ... or day index

@@ -64,6 +64,16 @@ def render(day: str, notes: list[NoteInfo], kept: Layout | None) -> str:
     return front + kept.before + block + kept.after
 
 
+def listed(text: str) -> list[str]:
+    """The note paths a day index's block lists, in order (none when it has no block)."""
+    _, body, _ = _split_raw(text)
+    span = _block_span(body)
+    if span is None:
+        return []
+    lines = body[span[0] : span[1]].split("\n")
+    return [line[4 : line.index("]]")] for line in lines if line.startswith("- [[") and "]]" in line]
+
+
 @dataclass(frozen=True)
 class _Put:
     """What a refresh last swapped in: its bytes, its text, and the layout it was rendered from."""

@@ -181,6 +181,14 @@ class DayNotes:
         if name not in known.notes:
             known.put(name, (file_stamp(written), NoteInfo(f"daily/{day}/{name}", meta, digest)))
 
+    def unwrote(self, day: str, name: str) -> None:
+        """The caller removed the note it just wrote: forgotten now, not when the folder is next
+        listed (its mtime may not have moved within the clock's tick)."""
+        known = self._known(day, relist=False)
+        known.forget(name)
+        known.names = known.names - {name}
+        known.folded = {fold_name(n) for n in known.names}
+
     def folder(self, day: str) -> str:
         """The day's note folder, checked to lead nowhere outside the workspace (Workspace.layout_path)."""
         return self._located(day)[0]

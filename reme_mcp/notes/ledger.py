@@ -14,19 +14,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Collection
 from pathlib import Path
 
+from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.documents import body_hash, split_front_matter
 from reme_mcp.storage.files import read_regular
 from reme_mcp.storage.workspace import Workspace
 
 
 class Ledger:
-    """Small JSON records, one file each, written atomically (not fsynced: derived state)."""
+    """Small JSON records, one file each, written atomically (not fsynced: derived state).
+
+    A record that cannot be written now (a full disk, a read-only folder) is owed, and written
+    by a batch as soon as it can be (reme_mcp/storage/batching.py); meanwhile a retry finds its
+    note on disk, or in the index.
+    """
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self._owed: dict[tuple[str, str], str] = {}  # (folder, file name) -> the note's path
+        self._owed_lock = threading.Lock()
+        self._batch = CommitBatcher(
+            self._write_owed,
+            lambda: len(self._owed),
+            idle=0.0,
+            max_age=0.0,
+            doing="recording the request ledger",
+            meanwhile="a retry finds its note on disk, and the ledger is caught up once it can be written",
+        )
 
     def _request_file(self, request_hash: str, folder: Path | None = None) -> Path:
         key = hashlib.sha256(request_hash.encode("utf-8")).hexdigest()[:40]
@@ -68,20 +85,39 @@ class Ledger:
         folders = [self.ws.state_dir / kind for kind in ("requests", "bodies")]
         return sum(self.ws.remove_stale_temp_files(folder) for folder in folders if not folder.is_symlink())
 
-    def record_request(self, request_hash: str | None, path: str) -> None:
-        if request_hash:
-            record = self._request_file(request_hash, self.ws.state_folder("requests"))
-            self.ws.write_atomic(record, json.dumps({"path": path}), durable=False)
+    @property
+    def owed(self) -> int:
+        """Records this process could not write yet."""
+        return len(self._owed)
 
-    def record_body(self, digest: str, path: str) -> None:
-        self.ws.write_atomic(
-            self._body_file(digest, self.ws.state_folder("bodies")), json.dumps({"path": path}), durable=False
-        )
+    def record(self, request_hash: str | None, digest: str, path: str) -> None:
+        """Record the note holding this request (when it has an id) and this body; what cannot be
+        written now is written by the batch once it can."""
+        records = [self._body_file(digest)]
+        if request_hash:
+            records.append(self._request_file(request_hash))
+        with self._owed_lock:
+            self._owed.update({(r.parent.name, r.name): path for r in records})
+        try:
+            self._write_owed()
+        except OSError:
+            self._batch.wrote()
+
+    def _write_owed(self) -> None:
+        with self._owed_lock:
+            owed = dict(self._owed)
+        for (kind, name), path in owed.items():
+            self.ws.write_atomic(self.ws.state_folder(kind) / name, json.dumps({"path": path}), durable=False)
+            with self._owed_lock:
+                if self._owed.get((kind, name)) == path:
+                    del self._owed[(kind, name)]
 
     def forget(self, paths: Collection[str], kinds: tuple[str, ...] = ("requests", "bodies")) -> int:
         """Remove every record naming one of these notes (forgotten, or rewritten by scrub); how many.
 
         Records are named by hashes, so every one is read: forgetting is rare and explicit."""
+        with self._owed_lock:  # a record still owed to the disk is never written for them
+            self._owed = {k: p for k, p in self._owed.items() if not (k[0] in kinds and p in paths)}
         removed = 0
         for kind in kinds:
             folder = self.ws.state_dir / kind

@@ -6,9 +6,10 @@ from collections import Counter
 
 from reme_mcp import __version__
 from reme_mcp.config import Settings
-from reme_mcp.index import MemoryIndex
+from reme_mcp.index import IndexState, MemoryIndex
 from reme_mcp.index.semantic_hook import semantic_report
-from reme_mcp.ops.models import DoctorReport, IndexReport
+from reme_mcp.notes.day_lag import lagging
+from reme_mcp.ops.models import IN_LINE, DoctorReport, IndexReport
 from reme_mcp.storage.workspace import Workspace, file_kind
 
 
@@ -19,6 +20,7 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
 
     exists = ws.root.is_dir()
     kinds = Counter(file_kind(entry.path) for entry in ws.walk())
+    state = index.state() if exists else None
     return DoctorReport(
         workspace=str(settings.workspace),
         workspace_exists=exists,
@@ -26,15 +28,33 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         today=settings.today().isoformat(),
         files_by_kind=dict(sorted(kinds.items())),
         version=__version__,
-        index=_index_report(index) if exists else None,
+        index=_index_report(state) if state is not None else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
         sync=team_status(ws),
         semantic=semantic_report(index.semantic, settings.semantic, model=settings.semantic_model),
+        behind=_behind(ws, state) if state is not None else IN_LINE,
     )
 
 
-def _index_report(index: MemoryIndex) -> IndexReport:
-    state = index.state()
+def _behind(ws: Workspace, state: IndexState) -> dict[str, str] | str:
+    """Derived files behind the notes, and what catches each up: a process that failed to write
+    one (a full disk) owes it and writes it on its own as soon as it can."""
+    out: dict[str, str] = {}
+    for lag in lagging(ws):
+        if lag.owed_by:
+            who = f"process {', '.join(map(str, lag.owed_by))} catches it up as soon as it can write it"
+        else:
+            who = "the day's next remember, or the next server start, catches it up"
+        out[f"daily/{lag.day}.md"] = f"lists {lag.listed} of the day's {lag.notes} notes; {who}"
+    if state.stale:
+        out["index"] = (
+            f"{state.stale} file(s) not indexed as they are now; the writing process's batch, "
+            "or the next search, indexes them as soon as the index can be written"
+        )
+    return out or IN_LINE
+
+
+def _index_report(state: IndexState) -> IndexReport:
     return IndexReport(
         directory=str(state.directory),
         exists=state.exists,

@@ -51,3 +51,9 @@ MAX_REQUEST_ID_CHARS = 200
 MAX_SUPERSEDES = 20  # notes one note may replace
 Direction = Literal["forward", "backward", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("forward", "backward", "both")
+# Which workspaces a read covers: the current project and the personal memory (the default),
+# either alone, or every project; where a remember goes.
+Scope = Literal["current", "project", "personal", "all"]
+SCOPES: tuple[Scope, ...] = ("current", "project", "personal", "all")
+WriteScope = Literal["project", "personal"]
+WRITE_SCOPES: tuple[WriteScope, ...] = ("project", "personal")

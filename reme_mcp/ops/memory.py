@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from reme_mcp.config import Settings
 from reme_mcp.embedding import hub_models
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.index import FoundHit, MemoryIndex
+from reme_mcp.index import Found, MemoryIndex
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
@@ -42,11 +42,10 @@ from reme_mcp.ops.models import (
     ReadResult,
     ReindexResult,
     RememberResult,
-    SearchHit,
     SearchResult,
     TraverseResult,
-    shown_query,
 )
+from reme_mcp.ops.search_result import search_result
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
@@ -87,7 +86,7 @@ class Memory:
             semantic_model=chosen,
             models_home=settings.models_home,
         )
-        self.days = DayIndex(self.ws)
+        self.days = DayIndex(self.ws, refreshed=self.index.written)
         self._team: BackgroundSync | None = None
 
     # ---- search ------------------------------------------------------------------------------
@@ -102,21 +101,28 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
+        found = self.find(query, limit, start_date, end_date, path_prefix, max_chars)
+        return search_result(query, found)
+
+    def find(
+        self,
+        query: str,
+        limit: int = SEARCH_LIMIT.default,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+        max_chars: int = SEARCH_MAX_CHARS.default,
+    ) -> Found:
+        """The finished hits `search` shows, before they are wrapped for a client."""
         query = readable(query)  # an argument that is not UTF-8 (text.py)
         SEARCH_LIMIT.check("limit", limit)
         SEARCH_MAX_CHARS.check("max_chars", max_chars)
         start, end = parse_range(start_date, end_date)
         prefix = self._prefix(path_prefix) if path_prefix else None
         if not self.ws.root.is_dir():
-            return SearchResult(query=shown_query(query), results=[], total_hits=0, truncated=False)
+            return Found([], 0)
         self.index.sync()
-        found = self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
-        return SearchResult(
-            query=shown_query(query),
-            results=[_search_hit(hit) for hit in found.hits],
-            total_hits=found.total,
-            truncated=any(hit.cut for hit in found.hits),
-        )
+        return self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars)
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""
@@ -267,20 +273,20 @@ class Memory:
         with self.ws.lock("write"):
             previous = self._stored(note)
             if previous is not None:
-                day_index = self._finish(previous, previous.split("/")[1], note, after_write=False)
-                return RememberResult(path=previous, created=False, duplicate_of=previous, day_index=day_index)
+                day_index, behind = self._finish(previous, previous.split("/")[1], note, after_write=False)
+                return RememberResult(
+                    path=previous, created=False, duplicate_of=previous, day_index=day_index, day_index_behind=behind
+                )
             if echoed is not None:
                 return echoed
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
-            day_index = self._finish(rel, note.day, note, after_write=True)
-        try:
-            self.index.written([rel, day_index])
-        except OSError as exc:
-            raise ReMeError(
-                f"stored {rel}, but the search index could not be updated ({os_error_line(exc, 'indexing')}); "
-                "the note is indexed by the next search that can write the index"
-            ) from exc
-        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index)
+            try:  # acknowledged only once searchable: a note that cannot be is taken back, and the error says why
+                self.index.written([rel, f"daily/{note.day}.md"])
+            except OSError:
+                self.days.unwrite(rel)
+                raise
+            day_index, behind = self._finish(rel, note.day, note, after_write=True)
+        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
@@ -319,19 +325,12 @@ class Memory:
             possibly_outdated_by=echo.newer_versions(kept, hits),
         )
 
-    def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> str:
-        """The steps after the note: day index and ledger; a failure names the stored note."""
-        try:
-            day_index = self.days.refresh_after_write(day) if after_write else self.days.refresh(day)
-            self.ledger.record_request(note.request_hash, rel)
-            self.ledger.record_body(note.digest, rel)
-        except (OSError, ReMeError) as exc:
-            cause = os_error_line(exc, "refreshing the day index") if isinstance(exc, OSError) else str(exc)
-            raise ReMeError(
-                f"{'stored' if after_write else 'already stored'} {rel}, but {cause}; "
-                "call remember again with the same request_id or content to finish (nothing is stored twice)"
-            ) from exc
-        return day_index
+    def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> tuple[str, str | None]:
+        """The derived steps after the note, day index and ledger, each caught up later when it cannot be
+        written now (a full disk); the day index's path, and why it is behind (None when it is not)."""
+        done = self.days.refresh_after_write(day) if after_write else self.days.refresh_or_owe(day)
+        self.ledger.record(note.request_hash, note.digest, rel)
+        return done
 
     # ---- upkeep ------------------------------------------------------------------------------
 
@@ -422,24 +421,6 @@ class Memory:
         from reme_mcp.ingest.runner import start_background
 
         return start_background(self.ws, list(sources), at_most=0.0)
-
-
-def _search_hit(found: FoundHit) -> SearchHit:
-    """A hit as the search result shows it: every string from the workspace escaped or inside the boundary."""
-    hit = found.hit
-    return SearchHit(
-        path=hit.path,
-        start_line=hit.start_line,
-        end_line=hit.end_line,
-        score=round(hit.score, 4),
-        name=escaped(hit.name),
-        description=escaped(hit.description),
-        date=hit.date,
-        snippet=boundary.wrap(found.snippet, "search"),
-        superseded_by=list(found.superseded_by),
-        possibly_outdated_by=list(found.newer),
-        by_meaning=hit.by_meaning,
-    )
 
 
 def _front_matter(text: str) -> dict[str, Any] | None:

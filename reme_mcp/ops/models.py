@@ -25,6 +25,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "IndexReport",
+    "ProjectReport",
     "ReadResult",
     "ReindexResult",
     "RememberResult",
@@ -66,6 +67,10 @@ class SearchHit(_Result):
         default=False,
         description="Found by meaning (the semantic stage), not by the query's words: check that it answers.",
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class SearchResult(_Result):
@@ -73,11 +78,12 @@ class SearchResult(_Result):
     results: list[SearchHit]
     total_hits: int = Field(description="How many chunks matched in all, before the limit.")
     truncated: bool = Field(description="Whether the character budget cut any snippet.")
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         query = one_line(repr(shown_query(self.query)))
         if not self.results:
-            return f"No memory matched {query}."
+            return _noticed(f"No memory matched {query}.", self.notice)
         lines = [f"{len(self.results)} of {self.total_hits} hits for {query}:"]
         for i, hit in enumerate(self.results, start=1):
             # Name and description are memory text: they go inside the hit's boundary.
@@ -85,14 +91,24 @@ class SearchResult(_Result):
             when = f" ({hit.date})" if hit.date else ""
             meaning = " [by meaning]" if hit.by_meaning else ""
             lines.append(
-                f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{when}{meaning}{_currency(hit)}"
+                f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{_of(hit.project)}{when}{meaning}"
+                f"{_currency(hit)}"
             )
             block = inside(hit.snippet, label) if label else hit.snippet
             # A path that is not plain is workspace text: given exactly, inside the boundary.
             lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
         if self.truncated:
             lines.append("(snippets were cut to the budget: use read for the whole text)")
-        return "\n".join(lines)
+        return _noticed("\n".join(lines), self.notice)
+
+
+def _of(project: str | None) -> str:
+    """A hit's project after its path; project names are folder names reme-mcp made, plain text."""
+    return f" [{project}]" if project else ""
+
+
+def _noticed(text: str, notice: str | None) -> str:
+    return f"Note: {notice}\n{text}" if notice else text
 
 
 def _currency(hit: SearchHit) -> str:
@@ -115,13 +131,20 @@ class ReadResult(_Result):
     superseded_by: list[str] = Field(
         default_factory=list, description="The notes that replace this one; empty when it is current."
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
-        head = f"{shown_path(self.path)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        head = (
+            f"{shown_path(self.path)}{_of(self.project)} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        )
         if self.superseded_by:
             head += f" [superseded by {', '.join(shown_path(p) for p in self.superseded_by)}]"
         tail = f"\n(truncated: continue with start_line={self.next_line})" if self.truncated else ""
-        return f"{head}\n{self.content}{tail}"
+        return _noticed(f"{head}\n{self.content}{tail}", self.notice)
 
 
 class GraphNode(_Result):
@@ -131,6 +154,10 @@ class GraphNode(_Result):
     name: str | None = None
     description: str | None = None
     exists: bool = Field(default=True, description="False for a link target that is not in the workspace.")
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class GraphEdge(_Result):
@@ -145,6 +172,7 @@ class TraverseResult(_Result):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     omitted: int = Field(default=0, description="Entries left out to keep the answer bounded.")
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         lines = [f"{self.path or '(workspace root)'}: {len(self.nodes)} nodes, {len(self.edges)} edges"]
@@ -152,14 +180,14 @@ class TraverseResult(_Result):
             label = " - ".join(x for x in (node.name, node.description) if x)
             mark = "/" if node.kind == "folder" else ""
             missing = " (missing)" if not node.exists else ""
-            lines.append(f"{'  ' * node.depth}{node.path}{mark}{missing} {label}".rstrip())
+            lines.append(f"{'  ' * node.depth}{node.path}{mark}{_of(node.project)}{missing} {label}".rstrip())
         for edge in self.edges:
             if edge.kind == "link":
                 lines.append(f"link: {edge.source} -> {edge.target}")
         if self.omitted:
             lines.append(f"({self.omitted} more entries left out)")
         # Paths, names and descriptions all come from the workspace: the whole answer is memory text.
-        return wrap("\n".join(lines), "traverse")
+        return _noticed(wrap("\n".join(lines), "traverse"), self.notice)
 
 
 class DailyNote(_Result):
@@ -170,6 +198,10 @@ class DailyNote(_Result):
     superseded_by: list[str] = Field(
         default_factory=list, description="The notes that replace this one; empty when it is current."
     )
+    project: str | None = Field(
+        default=None,
+        description="The project this comes from ('personal': the person's own memory); pass it to read.",
+    )
 
 
 class Day(_Result):
@@ -179,10 +211,11 @@ class Day(_Result):
 
 class DailyListResult(_Result):
     days: list[Day]
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
         if not self.days:
-            return wrap("No daily notes in that range.", "daily_list")
+            return _noticed(wrap("No daily notes in that range.", "daily_list"), self.notice)
         lines: list[str] = []
         for day in self.days:
             lines.append(f"{day.date}: {len(day.notes)} note(s)")
@@ -191,8 +224,8 @@ class DailyListResult(_Result):
                 replaced = (
                     f" [superseded by {', '.join(note.superseded_by)}]" if note.superseded_by else ""
                 )  # inside wrap
-                lines.append(f"  {note.path}{replaced} {label}".rstrip())
-        return wrap("\n".join(lines), "daily_list")
+                lines.append(f"  {note.path}{_of(note.project)}{replaced} {label}".rstrip())
+        return _noticed(wrap("\n".join(lines), "daily_list"), self.notice)
 
 
 class RememberResult(_Result):
@@ -200,18 +233,37 @@ class RememberResult(_Result):
     created: bool = Field(description="False when nothing changed (a retry or the same content).")
     duplicate_of: str | None = Field(default=None, description="The note already holding this request or content.")
     day_index: str = Field(description="The day index file refreshed for the note's date.")
+    day_index_behind: str | None = Field(
+        default=None,
+        description="Why the day index could not be refreshed now (a full disk): the note is stored and "
+        "searchable, and the day index is caught up as soon as it can be written.",
+    )
     superseded_by: list[str] = Field(
         default_factory=list, description="When the note already holding it is superseded: the current notes."
     )
     possibly_outdated_by: list[str] = Field(
         default_factory=list, description="Newer notes that read as another version of the same fact."
     )
+    project: str | None = Field(
+        default=None, description="The project whose memory holds the note ('personal': the person's own)."
+    )
+    notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
+        return _noticed(self._said(), self.notice)
+
+    def _said(self) -> str:
+        if self.created and self.day_index_behind:
+            return (
+                f"Stored {shown_path(self.path)}{_of(self.project)}, searchable; its day index "
+                f"{shown_path(self.day_index)} is caught up as soon as it can be written ({self.day_index_behind})."
+            )
         if self.created:
-            return f"Stored {shown_path(self.path)} (day index {shown_path(self.day_index)} refreshed)."
+            return (
+                f"Stored {shown_path(self.path)}{_of(self.project)} (day index {shown_path(self.day_index)} refreshed)."
+            )
         held = self.duplicate_of or self.path
-        said = f"Already stored as {shown_path(held)}; nothing written."
+        said = f"Already stored as {shown_path(held)}{_of(self.project)}; nothing written."
         if self.superseded_by:
             said += f" That note is superseded by {', '.join(shown_path(p) for p in self.superseded_by)}: read it for what is true now."
         elif self.possibly_outdated_by:
@@ -230,11 +282,51 @@ class IndexReport(_Result):
     files_without_text: int = Field(description="Files listed but not searchable (binary or too big).")
 
 
+class ProjectReport(_Result):
+    """Which project a session from here serves, where it came from, and where its memory lives."""
+
+    mode: Literal["per project", "one workspace"]
+    project: str | None = Field(default=None, description="The project's name (its workspace folder's name).")
+    root: str | None = Field(default=None, description="The project's folder: its git work tree, or the folder.")
+    source: str = Field(description="What named the project: --project, roots, a host variable, the folder.")
+    workspace: str = Field(description="Where `remember` writes (the project's workspace, else the personal one).")
+    workspace_exists: bool
+    personal: str | None = Field(default=None, description="The personal workspace every project reads.")
+    keys: list[str] = Field(default_factory=list, description="What identifies the project (remotes, first commit).")
+    notice: str | None = None
+    unsorted: list[str] = Field(
+        default_factory=list, description="Workspaces from before projects still holding memory: adopt them."
+    )
+
+    def render(self) -> str:
+        if self.mode == "one workspace":
+            return f"one workspace (--workspace or REME_WORKSPACE): {self.workspace}"
+        lines = [f"project: {self.project or '(none known)'}"]
+        if self.root:
+            lines.append(f"folder: {self.root}")
+        lines.append(f"from: {self.source}")
+        made = "" if self.workspace_exists else " (made at the first remember)"
+        lines.append(f"memory: {self.workspace}{made}")
+        lines.append(f"personal: {self.personal}")
+        lines.extend(f"key: {key}" for key in self.keys)
+        if self.notice:
+            lines.append(f"note: {self.notice}")
+        for folder in self.unsorted:
+            lines.append(
+                f"unsorted: {folder} holds memory from before projects: reme-mcp project adopt --from {folder}"
+            )
+        return "\n".join(lines)
+
+
+IN_LINE = "nothing: every day index lists its notes, and the index holds every file as it is"
+
+
 class DoctorReport(_Result):
     """The workspace, its files by kind, the index's state and the configuration."""
 
     workspace: str
     workspace_exists: bool
+    project: ProjectReport | None = Field(default=None, description="The project served, where it came from.")
     timezone: str
     today: str
     files_by_kind: dict[str, int]
@@ -246,11 +338,18 @@ class DoctorReport(_Result):
         default="off",
         description="Search by meaning: the model, its status and how far embedding is, or why it is off.",
     )
+    behind: dict[str, str] | str = Field(
+        default=IN_LINE,
+        description="Derived files not in line with the notes (after a full disk, say), and what catches each up.",
+    )
 
     def render(self) -> str:
         lines: list[str] = []
         for key, value in self.model_dump(exclude_none=True).items():
-            if isinstance(value, dict):
+            if key == "project" and self.project is not None:
+                lines.append("project:")
+                lines.extend(f"  {line}" for line in self.project.render().splitlines())
+            elif isinstance(value, dict):
                 lines.append(f"{key}:")
                 lines.extend(f"  {k}: {v}" for k, v in value.items())
             else:

@@ -108,7 +108,7 @@ def scrub_apply(memory: Memory, report: ScrubReport) -> ScrubReport:
                 done.append(path)
                 if file_kind(path) == "daily":
                     memory.ledger.forget({path}, kinds=("bodies",))
-                    memory.ledger.record_body(_body_digest(new), path)
+                    memory.ledger.record(None, _body_digest(new), path)
         if done:
             memory.index.purge(done)
     except OSError as exc:

@@ -33,7 +33,10 @@ IDLE = 0.5
 # wait: a search commits whatever waits first, so these bound that first search's cost.
 MAX_AGE = 10.0
 MAX_WAITING = 500
-RETRY = 5.0  # seconds before a failed batch is tried again
+# Seconds before a failed batch is tried again on its own (a full disk freed, a folder made
+# writable): derived state is back in line within seconds of the cause going away. A new
+# write tries at once: it may be the first sign that space is back.
+RETRY = 1.0
 
 
 class CommitBatcher:
@@ -67,6 +70,7 @@ class CommitBatcher:
             if not self._first:
                 self._first = now
             self._last = now
+            self._not_before = 0.0
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"reme-batch ({self._doing})", daemon=True)
                 self._thread.start()

@@ -27,6 +27,9 @@ from reme_mcp.storage.text import nameable, require_unicode
 
 # Folders that hold derived or runtime state: never memory, never served.
 PRIVATE_DIRS = frozenset({"metadata", "mem_session"})
+# A folder holding reme-mcp memory of its own (the projects root, the personal workspace) carries
+# this file: a workspace that contains one (an older `~/.reme` served with --workspace) leaves it out.
+NESTED_MEMORY_MARKER = ".reme-mcp-root"
 STATE_DIR = PurePosixPath("metadata/reme-mcp")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TEXT_SUFFIXES = frozenset(
@@ -56,6 +59,10 @@ def _left_out(path: str) -> None:
         _told.add(path)
         shown = os.fsencode(path).decode("utf-8", "backslashreplace")
         log.warning("reme-mcp: %s is left out of search: its name is not UTF-8; rename it to search it", shown)
+
+
+def _nested_memory(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, NESTED_MEMORY_MARKER))
 
 
 def file_stamp(st: os.stat_result) -> str:
@@ -170,6 +177,8 @@ class Workspace:
             raise ReMeError(f"path {raw!r} leads outside the workspace: only paths inside it are served") from exc
         if rel.parts and rel.parts[0] in PRIVATE_DIRS:
             raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds derived state, not memory")
+        if rel.parts and _nested_memory(str(self.root / rel.parts[0])):
+            raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds other memory: serve that folder itself")
         if not rel.parts and not allow_root:
             raise ReMeError("path names the workspace itself: give a file inside it")
         return resolved
@@ -257,7 +266,7 @@ class Workspace:
             at_root = current == root
             for entry in entries:
                 name = entry.name
-                if name[0] == "." or (at_root and name in PRIVATE_DIRS):
+                if name[0] == "." or (at_root and (name in PRIVATE_DIRS or _nested_memory(entry.path))):
                     continue
                 if not nameable(name):
                     _left_out(entry.path)
@@ -283,6 +292,8 @@ class Workspace:
         """The walk's entry for one workspace-relative path, if the walk would yield it."""
         parts = rel.split("/")
         if not rel or any(not p or p[0] == "." for p in parts) or parts[0] in PRIVATE_DIRS:
+            return None
+        if len(parts) > 1 and _nested_memory(os.path.join(self.root, parts[0])):
             return None
         full = os.path.join(self.root, *parts)
         try:

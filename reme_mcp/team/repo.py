@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from reme_mcp.storage.workspace import Workspace
+from reme_mcp.storage.workspace import NESTED_MEMORY_MARKER, Workspace
 from reme_mcp.team.git import Git, GitError
 
 DRIVER = "reme-day-index"
@@ -25,9 +25,15 @@ ATTRIBUTES = f"""# Written by reme-mcp: local to this clone, above any .gitattri
 /daily/*.md merge={DRIVER}
 """
 # Derived state and writers' temp files: never committed (pathspecs, whatever .gitignore says).
-EXCLUDED = (":(exclude,top)metadata", ":(exclude,top)mem_session", ":(exclude,glob)**/.*.tmp-*")
-DERIVED = (":(top)metadata", ":(top)mem_session", ":(glob)**/.*.tmp-*")
-IGNORED_LINES = ("/metadata/", "/mem_session/", ".*.tmp-*")
+# The marker of a personal workspace (storage/workspace.py) is this machine's, not the team's.
+EXCLUDED = (
+    ":(exclude,top)metadata",
+    ":(exclude,top)mem_session",
+    ":(exclude,glob)**/.*.tmp-*",
+    f":(exclude,top){NESTED_MEMORY_MARKER}",
+)
+DERIVED = (":(top)metadata", ":(top)mem_session", ":(glob)**/.*.tmp-*", f":(top){NESTED_MEMORY_MARKER}")
+IGNORED_LINES = ("/metadata/", "/mem_session/", ".*.tmp-*", f"/{NESTED_MEMORY_MARKER}")
 _IGNORE_HEADER = "# reme-mcp: derived state and temp files stay out of the repository"
 DEFAULT_BRANCH = "main"
 SEEN = "refs/reme-mcp/seen"  # the remote's tip as this clone last merged or pushed it

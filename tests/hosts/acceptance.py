@@ -29,9 +29,11 @@ def run_host(
     )
 
 
-def reme_command(client: str, workspace: Path) -> str:
-    """The snippet `reme-mcp config CLIENT` prints, from the installation under test."""
-    argv = [sys.executable, "-m", "reme_mcp", "config", client, "--workspace", str(workspace)]
+def reme_command(client: str, workspace: Path | None) -> str:
+    """The snippet `reme-mcp config CLIENT` prints, from the installation under test; without a
+    workspace, the per-project one (memory under ~/.reme, one workspace per project)."""
+    argv = [sys.executable, "-m", "reme_mcp", "config", client]
+    argv += ["--workspace", str(workspace)] if workspace is not None else []
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return done.stdout
 

@@ -6,6 +6,10 @@ RECALL_PROMPT and the model calls reme's `search`. Each API module (Anthropic Me
 OpenAI Responses, OpenAI chat completions) only translates between its wire format and
 `Script.next_step`; the server records every request so that a test can assert what the
 host really offered the model and what the tools really answered.
+
+A test that needs other calls writes them into the user's words with `planned_prompt`: the
+model then calls exactly those tools with exactly those arguments, one after the other, and
+`planned_results` gives back what each call answered, as the host sent it to the model.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ REMEMBER_PROMPT = "请记住，这个项目的测试口令是蓝鲸-731。"
 RECALL_PROMPT = "这个项目的测试口令是什么？"
 REME_TOOLS = ("search", "read", "traverse", "daily_list", "remember")
 SEPARATORS = ("__", "_", ".", "-", "/", ":")
+PLAN_MARKER = "reme-test-plan"
 
 
 def reme_tools(names: list[str]) -> dict[str, str]:
@@ -76,6 +81,9 @@ class Script:
         with self.lock:
             self.requests.append(Request(list(offered), user_text, list(tool_results)))
             number = len(self.requests)
+        plan = planned_calls(user_text)
+        if plan is not None:
+            return _planned_step(plan, offered, tool_results, number)
         if tool_results:
             return Say("好的。" + tool_results[-1][:200])
         tools = reme_tools(offered)
@@ -90,6 +98,51 @@ class Script:
         """The requests of the session whose user said `marker`, in order."""
         with self.lock:
             return [request for request in self.requests if marker in request.user_text]
+
+
+def planned_prompt(tag: str, *calls: tuple[str, dict[str, Any]]) -> str:
+    """The user's words of a session whose model calls `calls` (short tool name, arguments) in
+    order; `tag` names the session among the others of a test (planned_results)."""
+    plan = [{"tool": tool, "arguments": arguments} for tool, arguments in calls]
+    return f"{PLAN_MARKER} {tag}: {json.dumps(plan, ensure_ascii=False)}"
+
+
+def planned_calls(user_text: str) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls a planned prompt asks for, or None for any other words."""
+    at = user_text.find(PLAN_MARKER + " ")
+    if at < 0:
+        return None
+    start = user_text.find("[", at)
+    try:
+        # raw_decode: a host may add its own text after the person's words in the same turn.
+        plan, _ = json.JSONDecoder().raw_decode(user_text, start)
+    except ValueError:
+        return None
+    return [(str(item["tool"]), dict(item["arguments"])) for item in plan]
+
+
+def _planned_step(
+    plan: list[tuple[str, dict[str, Any]]], offered: list[str], tool_results: list[str], number: int
+) -> Call | Say:
+    # Each answered call adds one result, so their count says which call comes next.
+    if len(tool_results) >= len(plan):
+        return Say("Done.")
+    tool, arguments = plan[len(tool_results)]
+    tools = reme_tools(offered)
+    if tool not in tools:
+        return Say(f"The reme tool {tool!r} was not offered: {offered}")
+    return Call(tools[tool], arguments, f"call_{number}")
+
+
+def planned_results(script: Script, tag: str) -> list[str]:
+    """What each planned call of the session `tag` answered, as the host sent it to the model
+    (its last request carries every result of the turn); fails when a call never answered."""
+    requests = script.session_requests(f"{PLAN_MARKER} {tag}: ")
+    assert requests, f"the host never sent the model the words of session {tag!r}"
+    plan = planned_calls(requests[-1].user_text) or []
+    results = requests[-1].tool_results
+    assert len(results) == len(plan), f"session {tag!r}: {len(plan)} calls planned, {len(results)} answered: {results}"
+    return results
 
 
 def text_of(content: Any) -> str:

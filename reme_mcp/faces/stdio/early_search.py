@@ -27,7 +27,7 @@ from typing import Any
 
 from reme_mcp.faces.lazy_memory import LazyMemory
 from reme_mcp.faces.stdio.handshake import SEARCH_FRAME, EarlyAnswers, envelope_version
-from reme_mcp.ops.limits import SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
+from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
 
 FRAME_PREFIX = f"{SEARCH_FRAME}@"
 # Where a frame takes the answer's text and its structured result (NUL never appears raw in JSON).
@@ -68,6 +68,9 @@ def plain_arguments(arguments: Any) -> dict[str, Any] | None:
         elif key == "path_prefix":
             if value is not None and not (isinstance(value, str) and _kept_as_string(value)):
                 return None
+        elif key == "scope":
+            if value not in SCOPES:
+                return None
         elif key != "query":
             return None
     return dict(arguments)
@@ -95,6 +98,10 @@ class EarlySearch:
         self._last_line = time.monotonic()
         self._first_line = threading.Event()
         self._first_answered = False
+        # From the client's initialize: a client that declares roots names its project through
+        # them, which only the SDK can ask for; so its first search is the SDK's to answer.
+        self._roots_declared = False
+        self._client: str | None = None
 
     # ---- the SDK thread ------------------------------------------------------------------
 
@@ -107,7 +114,7 @@ class EarlySearch:
         if not self._first_line.wait(QUIET) or not self._first_answered:
             return
         with contextlib.suppress(Exception):  # the first real call reports any problem properly
-            self.memory.get()
+            self.memory.memories()
 
     def wait_for_sdk_turn(self) -> None:
         """Until a request needs the SDK, or the client has been quiet; then no early search starts any more."""
@@ -131,6 +138,8 @@ class EarlySearch:
             message = json.loads(line)
         except ValueError:
             message = None
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            self._note_client(message.get("params"))
         if not isinstance(message, dict) or "id" not in message or "method" not in message or answered:
             return None
         early = None
@@ -143,7 +152,18 @@ class EarlySearch:
         self._sdk_wanted.set()
         return early
 
+    def _note_client(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        capabilities = params.get("capabilities")
+        self._roots_declared = isinstance(capabilities, dict) and capabilities.get("roots") is not None
+        info = params.get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        self._client = name if isinstance(name, str) else None
+
     def _answer(self, message: dict[str, Any]) -> bytes | None:
+        if self._roots_declared and self.memory.settings.per_project:
+            return None
         request_id, params = message["id"], message.get("params")
         if isinstance(request_id, bool) or not (isinstance(request_id, str) or abs(request_id) < _MAX_ID):
             return None
@@ -170,7 +190,7 @@ class EarlySearch:
     def _render(self, request_id: int | str, frame: str, arguments: dict[str, Any]) -> bytes:
         from pydantic_core import to_json
 
-        result = self.memory.get().search(**arguments)
+        result = self.memory.session(None, self._client).search(**arguments)
         # As server.py builds it: the rendered text, and the model dumped for JSON.
         text, structured = to_json(result.render()).decode(), to_json(result.model_dump(mode="json")).decode()
         # The structured JSON holds no raw NUL, so the text's marker stays the only one.

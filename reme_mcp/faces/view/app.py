@@ -1,0 +1,127 @@
+"""The memory page's routes: timeline, search, a note, health, and the forget buttons' two POSTs.
+
+Each route is one operation from `reme_mcp.ops` and one template. Nothing here writes a note:
+the only state-changing routes are forgetting's, behind the CSRF token (auth.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import date
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from reme_mcp.errors import ReMeError
+from reme_mcp.faces.view import forgetting, templates
+from reme_mcp.faces.view.auth import CSRF_FIELD, PageGuard, PageKeys
+from reme_mcp.faces.view.chart import per_day_chart, per_week_chart
+from reme_mcp.ops.memory import Memory
+from reme_mcp.ops.note_view import note_view
+from reme_mcp.ops.search_view import search_page
+from reme_mcp.ops.timeline import TimelineReader, weekly
+
+STYLESHEET = resources.files("reme_mcp.faces.view").joinpath("static/view.css").read_bytes()
+SEARCH_FIELDS = ("q", "kind", "start", "end")
+
+
+class MemoryPages:
+    """The page over one or more workspaces; a request names one with `workspace=`, else the first.
+
+    One workspace today; per-project workspaces add entries, and every route already asks for
+    its Memory by name.
+    """
+
+    def __init__(self, workspaces: Mapping[str, Memory], keys: PageKeys) -> None:
+        if not workspaces:
+            raise ReMeError("the memory page needs a workspace")
+        self.workspaces = dict(workspaces)
+        self.timelines = {name: TimelineReader(memory) for name, memory in self.workspaces.items()}
+        self.keys = keys
+
+    def memory(self, request: Request) -> str:
+        """The name of the workspace a request is about."""
+        name = request.query_params.get("workspace") or next(iter(self.workspaces))
+        if name not in self.workspaces:
+            raise ReMeError(f"workspace {name!r} is not served here: use one of {', '.join(self.workspaces)}")
+        return name
+
+    # ---- pages -------------------------------------------------------------------------------
+
+    def timeline(self, request: Request) -> Response:
+        name = self.memory(request)
+        memory = self.workspaces[name]
+        found = self.timelines[name].read(request.query_params.get("before") or None)
+        last = max(found.per_day) if found.per_day else memory.settings.today().isoformat()
+        end = date.fromisoformat(last)
+        charts = per_day_chart(found.per_day, end) + per_week_chart(weekly(found.per_day), end)
+        return HTMLResponse(templates.timeline_page(found, charts))
+
+    def search(self, request: Request) -> Response:
+        asked = {k: request.query_params.get(k, "").strip() for k in SEARCH_FIELDS}
+        if not asked["q"]:
+            return HTMLResponse(templates.search_page(asked, None, None))
+        memory = self.workspaces[self.memory(request)]
+        try:
+            found = search_page(memory, asked["q"], asked["kind"] or None, asked["start"], asked["end"])
+        except ReMeError as exc:
+            return HTMLResponse(templates.search_page(asked, None, str(exc)), status_code=400)
+        return HTMLResponse(templates.search_page(asked, found, None))
+
+    def note(self, request: Request) -> Response:
+        memory = self.workspaces[self.memory(request)]
+        shown = note_view(memory, request.query_params.get("path", ""))
+        return HTMLResponse(templates.note_page(shown, self.keys.csrf))
+
+    def health(self, request: Request) -> Response:
+        return HTMLResponse(templates.health_page(self.workspaces[self.memory(request)].doctor()))
+
+    def stylesheet(self, request: Request) -> Response:
+        return Response(STYLESHEET, media_type="text/css")
+
+    # ---- forgetting (the only POSTs) ---------------------------------------------------------
+
+    async def forget_plan(self, request: Request) -> Response:
+        return await self._forget(request, lambda memory, path: forgetting.plan_forgetting(memory, path), True)
+
+    async def forget_apply(self, request: Request) -> Response:
+        return await self._forget(request, lambda memory, path: forgetting.apply_forgetting(memory, path), False)
+
+    async def _forget(self, request: Request, step: Callable[[Memory, str], str], planning: bool) -> Response:
+        form = await request.form()
+        if not self.keys.csrf_ok(form.get(CSRF_FIELD)):
+            return HTMLResponse(templates.error_page("the form's CSRF token is missing or wrong: reload the page"), 403)
+        path = str(form.get("path") or "")
+        memory = self.workspaces[self.memory(request)]
+        try:
+            said = step(memory, path)
+        except forgetting.ForgettingUnavailable as exc:
+            return HTMLResponse(templates.error_page(str(exc)), 501)
+        if planning:
+            return HTMLResponse(templates.forget_plan_page(path, said, self.keys.csrf))
+        return HTMLResponse(templates.page("Forgotten", f"<p>{templates.e(said)}</p>"))
+
+
+async def _one_line(request: Request, exc: Exception) -> Response:
+    """A ReMeError is one line on a page: what was wrong and what to do."""
+    return HTMLResponse(templates.error_page(str(exc)), status_code=404 if "does not exist" in str(exc) else 400)
+
+
+def build_page_app(workspaces: Mapping[str, Memory], keys: PageKeys, port: int) -> PageGuard:
+    pages = MemoryPages(workspaces, keys)
+    app = Starlette(
+        routes=[
+            Route("/", pages.timeline),
+            Route("/search", pages.search),
+            Route("/note", pages.note),
+            Route("/health", pages.health),
+            Route("/static/view.css", pages.stylesheet),
+            Route("/forget/plan", pages.forget_plan, methods=["POST"]),
+            Route("/forget/apply", pages.forget_apply, methods=["POST"]),
+        ],
+        exception_handlers={ReMeError: _one_line},
+    )
+    return PageGuard(app, keys, port)

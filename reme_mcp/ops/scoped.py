@@ -1,0 +1,280 @@
+"""The five operations over the workspaces a session serves: its project's and the personal one.
+
+With one named workspace (`--workspace`) every call goes straight to its Memory, as it always
+did. Otherwise reads cover the current project and the personal memory by default, as one
+ranking, and each hit says which project it came from; `scope` narrows them to either, or
+widens them to every project. `remember` writes to the project unless told `personal`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reme_mcp.errors import ReMeError
+from reme_mcp.index import Found, FoundHit, cut_snippets
+from reme_mcp.ops.intake import check_input
+from reme_mcp.ops.limits import (
+    DAILY_LIMIT,
+    MAX_QUERY_CHARS,
+    READ_MAX_CHARS,
+    SCOPES,
+    SEARCH_LIMIT,
+    SEARCH_MAX_CHARS,
+    TRAVERSE_DEPTH,
+    WRITE_SCOPES,
+)
+from reme_mcp.ops.models import (
+    DailyListResult,
+    Day,
+    DoctorReport,
+    GraphNode,
+    ProjectReport,
+    ReadResult,
+    RememberResult,
+    SearchResult,
+    TraverseResult,
+)
+from reme_mcp.ops.search_result import search_result
+from reme_mcp.projects.home import PERSONAL
+from reme_mcp.projects.legacy import old_workspaces
+from reme_mcp.projects.placement import Placement
+from reme_mcp.storage.text import readable
+
+if TYPE_CHECKING:
+    from reme_mcp.ops.memory import Memory
+    from reme_mcp.team.run import SyncReport
+
+
+class ScopedMemory:
+    """One session's view: `placement` None serves the one named `workspace`; `open_memory`
+    gives each workspace's Memory, opened once for the process (memories.py)."""
+
+    def __init__(self, open_memory: Callable[[Path], Memory], workspace: Path, placement: Placement | None) -> None:
+        self.open = open_memory
+        self.workspace = workspace
+        self.placement = placement
+        self.notice = placement.notice if placement is not None else None
+
+    # ---- which workspaces --------------------------------------------------------------------
+
+    def sources(self, scope: str = "current") -> list[tuple[str | None, Memory]]:
+        """The (project, Memory) pairs a read in `scope` covers, the current project first."""
+        place = self.placement
+        if place is None:
+            return [(None, self.open(self.workspace))]
+        if scope not in SCOPES:
+            raise ReMeError(f"scope {scope!r} is not known: use current, project, personal or all")
+        found: list[tuple[str | None, Memory]] = []
+        if scope in ("current", "project") and place.name is not None and place.workspace is not None:
+            found.append((place.name, self.open(place.workspace)))
+        if scope == "project" and not found:
+            raise ReMeError(f"scope 'project': {self.notice}")
+        if scope == "all":
+            found.extend((known.name, self.open(known.path)) for known in place.home.known())
+        if scope != "project":
+            found.append((PERSONAL, self.open(place.home.personal)))
+        return found
+
+    def _holder(self, path: str, project: str | None) -> tuple[str | None, Memory]:
+        """The workspace a path is read from: the named project's, else the first that has it."""
+        place = self.placement
+        if place is None or project is None:
+            sources = self.sources()
+            for label, memory in sources:
+                if memory.ws.root.is_dir() and memory.ws.contained_path(path, allow_root=True).exists():
+                    return label, memory
+            return sources[0]
+        return project, self.open(place.home.by_name(project))
+
+    # ---- the operations ----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = SEARCH_LIMIT.default,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        path_prefix: str | None = None,
+        max_chars: int = SEARCH_MAX_CHARS.default,
+        scope: str = "current",
+    ) -> SearchResult:
+        """One ranking over the scope's workspaces; each hit names its project."""
+        sources = self.sources(scope)
+        if self.placement is None:
+            return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
+        lists = [
+            (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars))
+            for label, memory in sources
+        ]
+        merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
+        hits = cut_snippets([hit for _, hit in merged], readable(query)[:MAX_QUERY_CHARS], max_chars)
+        total = sum(found.total for _, found in lists)
+        return search_result(query, Found(hits, total), [label for label, _ in merged], self.notice)
+
+    def read(
+        self,
+        path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        max_chars: int = READ_MAX_CHARS.default,
+        project: str | None = None,
+    ) -> ReadResult:
+        label, memory = self._holder(path, project)
+        result = memory.read(path, start_line, end_line, max_chars)
+        if self.placement is None:
+            return result
+        return result.model_copy(update={"project": label, "notice": self.notice})
+
+    def traverse(
+        self,
+        path: str = "",
+        depth: int = TRAVERSE_DEPTH.default,
+        direction: str = "forward",
+        project: str | None = None,
+        scope: str = "current",
+    ) -> TraverseResult:
+        """A file's links within its workspace; a folder listed in every workspace of the scope."""
+        if self.placement is None:
+            return self.sources()[0][1].traverse(path, depth, direction)
+        if project is not None or _is_file(self.sources(scope), path):
+            label, memory = self._holder(path, project)
+            result = memory.traverse(path, depth, direction)
+            tagged = [node.model_copy(update={"project": label}) for node in result.nodes]
+            return result.model_copy(update={"nodes": tagged, "notice": self.notice})
+        parts = [(label, memory.traverse(path, depth, direction)) for label, memory in self.sources(scope)]
+        nodes: list[GraphNode] = []
+        for label, part in parts:
+            nodes.extend(node.model_copy(update={"project": label}) for node in part.nodes)
+        return TraverseResult(
+            path=parts[0][1].path,
+            direction=parts[0][1].direction,
+            nodes=nodes,
+            edges=[edge for _, part in parts for edge in part.edges],
+            omitted=sum(part.omitted for _, part in parts),
+            notice=self.notice,
+        )
+
+    def daily_list(
+        self,
+        date: str | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        limit: int = DAILY_LIMIT.default,
+        scope: str = "current",
+    ) -> DailyListResult:
+        """The days of every workspace in the scope, merged by date, newest first."""
+        sources = self.sources(scope)
+        if self.placement is None:
+            return sources[0][1].daily_list(date, start_date, end_date, limit)
+        by_day: dict[str, Day] = {}
+        for label, memory in sources:
+            for day in memory.daily_list(date, start_date, end_date, limit).days:
+                held = by_day.setdefault(day.date, Day(date=day.date, notes=[]))
+                held.notes.extend(note.model_copy(update={"project": label}) for note in day.notes)
+        days = sorted(by_day.values(), key=lambda day: day.date, reverse=True)[:limit]
+        return DailyListResult(days=days, notice=self.notice)
+
+    def remember(
+        self,
+        content: str,
+        name: str | None = None,
+        description: str | None = None,
+        date: str | None = None,
+        tags: list[str] | None = None,
+        request_id: str | None = None,
+        supersedes: list[str] | None = None,
+        scope: str = "project",
+    ) -> RememberResult:
+        """Into the current project's memory (the personal one when none is known), or the personal one."""
+        place = self.placement
+        if place is None:
+            memory = self.sources()[0][1]
+            return memory.remember(content, name, description, date, tags, request_id, supersedes)
+        if scope not in WRITE_SCOPES:
+            raise ReMeError(f"scope {scope!r} is not where a note can go: use project or personal")
+        label, workspace = place.write_target if scope == "project" else (PERSONAL, place.home.personal)
+        memory = self.open(workspace)
+        # Checked before anything is made: a refused note leaves no folder behind.
+        day = date or memory.settings.today().isoformat()
+        check_input(content, name, description, day, tags, request_id, memory.settings.max_note_chars)
+        place.home.prepare(workspace, place.project if label != PERSONAL else None)
+        result = memory.remember(content, name, description, date, tags, request_id, supersedes)
+        notice = self.notice if scope == "project" else None
+        return result.model_copy(update={"project": label, "notice": notice})
+
+    # ---- upkeep ------------------------------------------------------------------------------
+
+    def project_report(self) -> ProjectReport:
+        """Which project this view serves, where that came from, and where its memory lives."""
+        place = self.placement
+        if place is None:
+            return ProjectReport(
+                mode="one workspace",
+                source="--workspace",
+                workspace=str(self.workspace),
+                workspace_exists=self.workspace.is_dir(),
+            )
+        _, target = place.write_target
+        project = place.project
+        return ProjectReport(
+            mode="per project",
+            project=place.name,
+            root=str(project.root) if project else None,
+            source=place.source,
+            workspace=str(target),
+            workspace_exists=target.is_dir(),
+            personal=str(place.home.personal),
+            keys=list(project.keys) if project else [],
+            notice=place.notice,
+            unsorted=[
+                str(p)
+                for p in old_workspaces(dict(os.environ), project.root if project else None, place.home.personal.parent)
+            ],
+        )
+
+    def team_sync(self, personal: bool = False, dry_run: bool = False, init: str | None = None) -> SyncReport:
+        """Sync one workspace through its own remote: the project's (the personal one with
+        `personal`, or when no project is known); never one workspace's notes to another's remote."""
+        place = self.placement
+        if place is None:
+            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init)
+        if not personal and place.name is None:
+            raise ReMeError(f"no project to sync: {self.notice}; or sync the personal memory with --personal")
+        label, workspace = (PERSONAL, place.home.personal) if personal else place.write_target
+        if init and not dry_run:
+            place.home.prepare(workspace, place.project if label != PERSONAL else None)
+        return self.open(workspace).team_sync(dry_run=dry_run, init=init)
+
+    def doctor(self) -> DoctorReport:
+        """The doctor's report of the workspace `remember` writes to, with the project it serves."""
+        place = self.placement
+        memory = self.sources()[0][1] if place is None else self.open(place.write_target[1])
+        return memory.doctor().model_copy(update={"project": self.project_report()})
+
+
+def _is_file(sources: list[tuple[str | None, Memory]], path: str) -> bool:
+    for _, memory in sources:
+        if memory.ws.root.is_dir() and memory.ws.contained_path(path, allow_root=True).is_file():
+            return True
+    return False
+
+
+def merge_ranked(lists: list[list[tuple[str | None, FoundHit]]], limit: int) -> list[tuple[str | None, FoundHit]]:
+    """The lists as one ranking by score, each list's own order kept (its versions and
+    arrangement), cut to `limit`."""
+    heads: list[tuple[float, int, int]] = [(-items[0][1].hit.score, i, 0) for i, items in enumerate(lists) if items]
+    heapq.heapify(heads)
+    merged: list[tuple[str | None, FoundHit]] = []
+    while heads and len(merged) < limit:
+        _, which, at = heapq.heappop(heads)
+        merged.append(lists[which][at])
+        if at + 1 < len(lists[which]):
+            heapq.heappush(heads, (-lists[which][at + 1][1].hit.score, which, at + 1))
+    return merged
+
+
+__all__ = ["ScopedMemory", "merge_ranked"]

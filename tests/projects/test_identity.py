@@ -1,0 +1,124 @@
+"""A project resolves the same way from every spelling of it, and never from the home folder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from reme_mcp.projects.home import MemoryHome
+from reme_mcp.projects.identity import find_project, normalise_remote
+from tests.projects.repos import clone, git, repository, worktree
+
+
+def _id(folder: Path, home: Path) -> str:
+    project = find_project(folder, home)
+    assert project is not None, folder
+    return project.id
+
+
+def test_subfolder_symlink_clone_and_worktree_are_one_project(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = repository(tmp_path / "app", remote=tmp_path / "remotes" / "app.git")
+    link = tmp_path / "link-to-app"
+    link.symlink_to(repo)
+    second = clone(tmp_path / "remotes" / "app.git", tmp_path / "elsewhere" / "app-copy")
+    tree = worktree(repo, tmp_path / "app-feature")
+    spellings = [repo, repo / "src", link, link / "src", second, second / "src", tree, tree / "src"]
+    ids = {_id(folder, home) for folder in spellings}
+    assert len(ids) == 1, ids
+    assert find_project(repo / "src", home).root == repo.resolve()  # type: ignore[union-attr]
+
+
+def test_a_moved_repository_without_remote_finds_its_workspace_by_its_first_commit(tmp_path: Path) -> None:
+    memory = MemoryHome(tmp_path / "projects", tmp_path / "personal")
+    repo = repository(tmp_path / "old-place" / "notes")
+    before = find_project(repo, tmp_path)
+    assert before is not None and any(key.startswith("commit:") for key in before.keys)
+    name, workspace = memory.workspace_of(before)
+    memory.prepare(workspace, before)
+    moved = tmp_path / "new-place" / "renamed"
+    moved.parent.mkdir()
+    shutil.move(str(repo), str(moved))
+    after = find_project(moved, tmp_path)
+    assert after is not None and after.root == moved.resolve()
+    assert memory.workspace_of(after) == (name, workspace)
+
+
+def test_a_remote_added_later_keeps_the_workspace_made_before(tmp_path: Path) -> None:
+    memory = MemoryHome(tmp_path / "projects", tmp_path / "personal")
+    repo = repository(tmp_path / "tool")
+    first = find_project(repo, tmp_path)
+    assert first is not None
+    name, workspace = memory.workspace_of(first)
+    memory.prepare(workspace, first)
+    git(repo, "remote", "add", "origin", "git@github.com:someone/tool.git")
+    later = find_project(repo, tmp_path)
+    assert later is not None and later.keys[0] == "remote:github.com/someone/tool"
+    assert memory.workspace_of(later) == (name, workspace)
+
+
+def test_two_repositories_are_two_projects_and_a_plain_folder_is_its_own(tmp_path: Path) -> None:
+    a = repository(tmp_path / "a", remote=tmp_path / "a.git")
+    b = repository(tmp_path / "b", remote=tmp_path / "b.git")
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    ids = {_id(a, tmp_path / "h"), _id(b, tmp_path / "h"), _id(plain, tmp_path / "h")}
+    assert len(ids) == 3
+    project = find_project(plain, tmp_path / "h")
+    assert project is not None and not project.in_repository and project.root == plain.resolve()
+
+
+def test_the_home_folder_and_the_root_are_no_project(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repository(home)  # a repository of dotfiles at home is too wide to be a project
+    assert find_project(home, home) is None
+    assert find_project(Path("/"), home) is None
+    inside = home / "notes"
+    inside.mkdir()
+    project = find_project(inside, home)
+    assert project is not None and project.root == inside.resolve() and not project.in_repository
+
+
+def test_every_spelling_of_a_remote_is_one() -> None:
+    spellings = [
+        "git@github.com:Org/Repo.git",
+        "ssh://git@github.com/Org/Repo",
+        "ssh://git@github.com:22/Org/Repo.git",
+        "https://github.com/Org/Repo.git",
+        "https://user@GitHub.com/Org/Repo/",
+        "git://github.com/Org/Repo",
+    ]
+    assert {normalise_remote(url) for url in spellings} == {"github.com/Org/Repo"}
+    assert normalise_remote("/srv/git/app.git") == normalise_remote("file:///srv/git/app")
+
+
+def test_repositories_with_the_same_first_commit_are_two_projects_while_both_exist(tmp_path: Path) -> None:
+    memory = MemoryHome(tmp_path / "projects", tmp_path / "personal")
+    made = []
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        git(folder, "init", "-q")
+        # Same author, message and second: the same commit, as scripted repositories often have.
+        git(folder, "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init", "--date", "2026-01-01T00:00:00")
+        made.append(folder)
+    env_free = [find_project(folder, tmp_path / "h") for folder in made]
+    assert env_free[0] is not None and env_free[1] is not None
+    commits = [{k for k in p.keys if k.startswith("commit:")} for p in env_free]  # type: ignore[union-attr]
+    first_name, first_ws = memory.workspace_of(env_free[0])
+    memory.prepare(first_ws, env_free[0])
+    if commits[0] == commits[1]:
+        assert memory.workspace_of(env_free[1])[0] != first_name
+
+
+def test_a_fork_with_another_remote_is_another_project(tmp_path: Path) -> None:
+    memory = MemoryHome(tmp_path / "projects", tmp_path / "personal")
+    upstream = repository(tmp_path / "up", remote=tmp_path / "up.git")
+    fork = clone(tmp_path / "up.git", tmp_path / "fork")
+    git(fork, "remote", "set-url", "origin", "git@github.com:me/fork.git")
+    a, b = find_project(upstream, tmp_path / "h"), find_project(fork, tmp_path / "h")
+    assert a is not None and b is not None
+    name, ws = memory.workspace_of(a)
+    memory.prepare(ws, a)
+    assert memory.workspace_of(b)[0] != name

@@ -1,0 +1,138 @@
+"""The memory page's HTTP rules, against a real `reme-mcp view --no-open --port 0` process:
+loopback only, the one-time token traded for a strict cookie, foreign Host and Origin refused
+as the MCP endpoint refuses them, CSRF on every POST, and the safety headers on every answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import psutil  # type: ignore[import-untyped]
+import pytest
+
+from tests.view_server import CHAIN, ViewProcess, seed, view_process
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewProcess]:
+    ws = seed(tmp_path_factory.mktemp("view-http") / "ws")
+    with view_process(ws) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def cookie(page: ViewProcess) -> dict[str, str]:
+    """Trades the link's token, once, for the page's cookie."""
+    answer = httpx.get(page.url, follow_redirects=False, timeout=30)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/"  # the token leaves the address bar
+    set_cookie = answer.headers["set-cookie"]
+    assert "HttpOnly" in set_cookie and "SameSite=strict" in set_cookie and page.token not in set_cookie
+    name, value = set_cookie.split(";", 1)[0].split("=", 1)
+    return {name: value}
+
+
+def get(page: ViewProcess, path: str, **kwargs: object) -> httpx.Response:
+    return httpx.get(page.base + path, timeout=30, follow_redirects=False, **kwargs)  # type: ignore[arg-type]
+
+
+def test_it_listens_on_loopback_only(page: ViewProcess) -> None:
+    listening = [c.laddr for c in psutil.Process(page.proc.pid).net_connections(kind="inet") if c.status == "LISTEN"]
+    assert listening and {addr.ip for addr in listening} == {"127.0.0.1"}
+    assert {addr.port for addr in listening} == {page.port}
+
+
+def test_no_token_no_page(page: ViewProcess) -> None:
+    for path in ("/", "/search?q=port", f"/note?path={CHAIN[0]}", "/health", "/static/view.css"):
+        refused = get(page, path)
+        assert refused.status_code == 403, path
+        assert "one-time link" in refused.text
+    assert get(page, "/?token=" + "x" * 43).status_code == 403
+    assert get(page, "/", cookies={f"reme_view_{page.port}": "guessed"}).status_code == 403
+
+
+def test_the_token_is_good_once(page: ViewProcess, cookie: dict[str, str]) -> None:
+    again = httpx.get(page.url, follow_redirects=False, timeout=30)
+    assert again.status_code == 403 and "already used" in again.text
+    assert get(page, "/", cookies=cookie).status_code == 200
+    # The browser holding the cookie may open the link again: it is sent on, and no cookie is set anew.
+    reopened = httpx.get(page.url + "&before=2026-12-02", cookies=cookie, follow_redirects=False, timeout=30)
+    assert reopened.status_code == 303 and reopened.headers["location"] == "/?before=2026-12-02"
+    assert "set-cookie" not in reopened.headers
+
+
+def test_the_cookie_opens_every_page(page: ViewProcess, cookie: dict[str, str]) -> None:
+    timeline = get(page, "/", cookies=cookie)
+    assert timeline.status_code == 200 and "port-v3" in timeline.text
+    assert "port 7070" in get(page, f"/note?path={CHAIN[2]}", cookies=cookie).text
+    assert CHAIN[2] in get(page, "/search?q=billing+port", cookies=cookie).text
+    assert "files_by_kind" in get(page, "/health", cookies=cookie).text
+    assert get(page, "/static/view.css", cookies=cookie).headers["content-type"].startswith("text/css")
+
+
+def test_every_answer_carries_the_safety_headers(page: ViewProcess, cookie: dict[str, str]) -> None:
+    for answer in (
+        get(page, "/", cookies=cookie),
+        get(page, "/"),
+        get(page, "/note?path=../etc/passwd", cookies=cookie),
+    ):
+        csp = answer.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+        assert "script-src" not in csp and "unsafe-inline" not in csp  # default-src 'none': no script at all
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["cache-control"] == "no-store"
+
+
+def test_foreign_host_and_origin_are_refused(page: ViewProcess, cookie: dict[str, str]) -> None:
+    assert get(page, "/", cookies=cookie, headers={"Host": "evil.example:80"}).status_code == 421
+    assert get(page, "/", cookies=cookie, headers={"Origin": "http://evil.example"}).status_code == 403
+    assert get(page, "/", cookies=cookie, headers={"Origin": f"http://localhost:{page.port}"}).status_code == 200
+    # A rebinding page cannot trade a token either.
+    assert get(page, "/?token=abc", headers={"Host": "evil.example"}).status_code == 421
+
+
+def csrf_of(page: ViewProcess, cookie: dict[str, str]) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', get(page, f"/note?path={CHAIN[0]}", cookies=cookie).text)
+    assert found
+    return found.group(1)
+
+
+def test_posts_need_the_csrf_token(page: ViewProcess, cookie: dict[str, str]) -> None:
+    url = page.base + "/forget/plan"
+    for form in ({"path": CHAIN[0]}, {"path": CHAIN[0], "csrf": "wrong"}):
+        refused = httpx.post(url, data=form, cookies=cookie, timeout=30)
+        assert refused.status_code == 403 and "CSRF" in refused.text
+    # Without the cookie the token alone does nothing.
+    assert httpx.post(url, data={"path": CHAIN[0], "csrf": csrf_of(page, cookie)}, timeout=30).status_code == 403
+    foreign = httpx.post(
+        url,
+        data={"path": CHAIN[0], "csrf": csrf_of(page, cookie)},
+        cookies=cookie,
+        headers={"Origin": "http://evil.example"},
+        timeout=30,
+    )
+    assert foreign.status_code == 403
+
+
+def test_forgetting_says_it_is_not_in_this_build(page: ViewProcess, cookie: dict[str, str], tmp_path: Path) -> None:
+    token = csrf_of(page, cookie)
+    for step in ("plan", "apply"):
+        answer = httpx.post(
+            f"{page.base}/forget/{step}", data={"path": CHAIN[0], "csrf": token}, cookies=cookie, timeout=30
+        )
+        assert answer.status_code == 501
+        assert "forgetting is not available in this build" in answer.text
+    assert "port 8080" in get(page, f"/note?path={CHAIN[0]}", cookies=cookie).text  # nothing was touched
+
+
+def test_other_methods_and_bad_paths_are_one_line(page: ViewProcess, cookie: dict[str, str]) -> None:
+    assert httpx.put(page.base + "/", cookies=cookie, timeout=30).status_code == 405
+    missing = get(page, "/note?path=daily/2026-01-01/nothing.md", cookies=cookie)
+    assert missing.status_code == 404 and "does not exist" in missing.text
+    private = get(page, "/note?path=metadata/reme-mcp/anything", cookies=cookie)
+    assert private.status_code == 400
+    outside = get(page, "/note?path=../../etc/passwd", cookies=cookie)
+    assert outside.status_code == 400 and "root:" not in outside.text
