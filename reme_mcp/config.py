@@ -14,6 +14,7 @@ from reme_mcp.errors import ReMeError, shown
 
 DEFAULT_HTTP_PORT = 7331  # ReMe's own service uses 2333; keep clear of it.
 MAX_NOTE_CHARS = 64_000
+DEFAULT_TRASH_DAYS = 30.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,13 @@ class Settings:
     # bundles, or one fetched from a model hub by `reme-mcp model fetch` into `models_home`.
     semantic_model: str = "use-multilingual-v3"
     models_home: Path = field(default_factory=lambda: default_models_home())
+    # The opt-in `forget` tool (`serve --allow-forget`, REME_ALLOW_FORGET=1); off, the server
+    # lists exactly the five tools (docs/forget.md).
+    allow_forget: bool = False
+    # Where forgotten files wait before they are gone (REME_TRASH_DIR), and for how many days
+    # (REME_TRASH_DAYS; 0: removed at once): outside the workspace, never searched or synced.
+    trash_home: Path = field(default_factory=lambda: default_trash_home())
+    trash_days: float = DEFAULT_TRASH_DAYS
     # One workspace per project (reme_mcp/projects/): on unless a workspace was named
     # (`--workspace`, REME_WORKSPACE), which keeps one workspace and no project logic.
     per_project: bool = False
@@ -99,6 +107,24 @@ def default_index_home(environ: dict[str, str] | None = None) -> Path:
 def default_models_home(environ: dict[str, str] | None = None) -> Path:
     """REME_MODELS_DIR, else $XDG_CACHE_HOME/reme-mcp/models, else ~/.cache/reme-mcp/models."""
     return _cache_folder("REME_MODELS_DIR", "models", environ)
+
+
+def default_trash_home(environ: dict[str, str] | None = None) -> Path:
+    """REME_TRASH_DIR, else $XDG_CACHE_HOME/reme-mcp/trash, else ~/.cache/reme-mcp/trash."""
+    return _cache_folder("REME_TRASH_DIR", "trash", environ)
+
+
+def resolve_trash_days(value: str | None) -> float:
+    """Days a forgotten file waits in the trash: a number of days, 0 for none; default 30."""
+    if value is None or not value.strip():
+        return DEFAULT_TRASH_DAYS
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days < 100_000:
+        raise ReMeError(f"trash retention {value!r} is not a number of days: use 0 to 99999 (0: no trash)")
+    return days
 
 
 def _cache_folder(variable: str, name: str, environ: dict[str, str] | None) -> Path:
@@ -211,6 +237,8 @@ def load_settings(
         team_sync_every=every,
         semantic=resolve_semantic(semantic),
         semantic_model=resolve_semantic_model(semantic_model),
+        allow_forget=os.environ.get("REME_ALLOW_FORGET", "").strip().lower() in ("1", "true", "yes", "on"),
+        trash_days=resolve_trash_days(os.environ.get("REME_TRASH_DAYS")),
         per_project=per_project,
         projects_root=_folder(projects_root, "REME_PROJECTS_ROOT", home / "projects", env),
         personal=personal_path,

@@ -83,6 +83,8 @@ _LAZY_COMMANDS = {
     "project": ("reme_mcp.faces.project_command", "project"),
     "model": ("reme_mcp.faces.model_command", "model"),
     "view": ("reme_mcp.faces.view.command", "view"),
+    "forget": ("reme_mcp.faces.forget_command", "forget"),
+    "scrub": ("reme_mcp.faces.forget_command", "scrub"),
 }
 
 
@@ -182,6 +184,11 @@ def cli(
     "sync_every",
     help="Sync the workspace through its git remote this often while serving, e.g. 5m ($REME_SYNC_EVERY; see reme-mcp sync).",
 )
+@click.option(
+    "--allow-forget",
+    is_flag=True,
+    help="Offer the destructive `forget` tool, which asks you before every removal ($REME_ALLOW_FORGET=1; docs/forget.md).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -193,10 +200,13 @@ def serve(
     allow_host: tuple[str, ...] = (),
     ingest_sources: tuple[str, ...] = (),
     sync_every: str | None = None,
+    allow_forget: bool = False,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if allow_forget:
+        settings = dataclasses.replace(settings, allow_forget=True)
     if sync_every is not None:
         try:
             settings = dataclasses.replace(settings, team_sync_every=parse_duration(sync_every))

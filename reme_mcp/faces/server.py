@@ -308,6 +308,11 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
     server._lowlevel_server.add_notification_handler(
         "notifications/roots/list_changed", NotificationParams, roots_changed
     )
+
+    if settings.allow_forget:  # opt-in and destructive: docs/forget.md
+        from reme_mcp.faces.forget_tool import register_forget
+
+        register_forget(server, session, _run, _result)
     _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
     if warm_up:

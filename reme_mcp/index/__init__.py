@@ -25,7 +25,7 @@ import dataclasses
 import math
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -41,6 +41,7 @@ from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.fusion import RERANK_DEPTH
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
+from reme_mcp.index.purge import drop_derived
 from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
 from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
@@ -148,6 +149,14 @@ class MemoryIndex:
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Build the whole index afresh from the files and swap it in; returns the chunk count."""
         return self._store.rebuild(BuildReason.REQUESTED, progress=progress)
+
+    def purge(self, paths: Collection[str]) -> None:
+        """Leave nothing derived from these files (forgotten, redacted, deleted by a merge): the index
+        rebuilt without what its segments kept of them, their vectors and saved records dropped (purge.py)."""
+        self.rebuild()
+        if self.semantic is not None:
+            self.semantic.drop(paths)
+        drop_derived(self.folder, paths)
 
     def close(self) -> None:
         """Let go of the open index (the next call opens it again)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -101,6 +101,12 @@ class SemanticHook:
         if not done:
             self.stage.loaded(FIRST_LOAD_WAIT)
         return done
+
+    def drop(self, paths: Collection[str]) -> None:
+        """Forget these files' vectors in this process too, if the stage is loaded (never loads it)."""
+        if self._stage is not None:
+            self._stage.vectors.drop(list(paths))
+            self._stage.vectors.save()
 
     def state(self) -> SemanticState:
         return self.stage.state()

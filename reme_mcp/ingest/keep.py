@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from reme_mcp.ingest.model import Turn
 from reme_mcp.safety.boundary import escape
-from reme_mcp.safety.secrets import find_secret
+from reme_mcp.safety.secrets import SecretFinding, find_secret
 
 _BLOCK_RE = re.compile(r"<reme-context\b[^>]{0,500}>.*?(?:</reme-context\s*>|\Z)", re.DOTALL | re.IGNORECASE)
 _DATA_URI_RE = re.compile(r"data:[\w.+-]{1,80}/[\w.+-]{1,80};base64,[A-Za-z0-9+/=\s]{16,}")
@@ -27,12 +27,20 @@ _MAX_FINDINGS = 50
 
 def redact(text: str) -> str:
     """`text` with each secret replaced by `[redacted: <kind>]`."""
+    return redact_findings(text)[0]
+
+
+def redact_findings(text: str) -> tuple[str, list[SecretFinding]]:
+    """`text` with each secret replaced by `[redacted: <kind>]`, and what was found where
+    (the line in `text`; the kind never repeats any of the secret)."""
+    found_all: list[SecretFinding] = []
     for _ in range(_MAX_FINDINGS):
         found = find_secret(text)
         if found is None:
-            return text
+            return text, found_all
+        found_all.append(found)
         text = _redact_one(text, found.line - 1, found.kind)
-    return "[redacted: secrets]"
+    return "[redacted: secrets]", found_all
 
 
 def _redact_one(text: str, line_index: int, kind: str) -> str:

@@ -18,6 +18,7 @@ from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
 from reme_mcp.ingest.model import Filters, SessionBatch, Tally
 from reme_mcp.ingest.sources import Source, get_source
+from reme_mcp.ingest.tombstones import Tombstones
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.ingest")
@@ -48,6 +49,7 @@ class Importer:
         self.filters = filters or Filters()
         self.book = CursorBook(ws, source.name)
         self.writer = DialogWriter(ws, source.host, source.name)
+        self._tombstones: dict[Path, Tombstones] = {}  # a workspace's forgotten sessions
         if dry_run or self.filters.active:
             # A dry run writes nothing, and a filtered pass must not move the cursors past what it left out.
             self.book.save = lambda location: None  # type: ignore[method-assign]
@@ -99,6 +101,9 @@ class Importer:
         turns = redact_turns(turns)
         writer = self._writer(batch)
         target = writer.target(SessionBatch(batch.session_id, batch.source_path))
+        if self._buried(writer.ws, target):
+            tally.skipped["message(s) of forgotten sessions"] += len(turns)
+            return
         fresh = writer.new_turns(SessionBatch(batch.session_id, batch.source_path, turns=turns), target)
         if not fresh:
             return
@@ -107,6 +112,13 @@ class Importer:
             tally.add_turn(turn)
         if not self.dry_run:
             writer.append(batch, fresh, target)
+
+    def _buried(self, ws: Workspace, target: Path) -> bool:
+        """Whether a person forgot this session's dialog in the workspace it is filed in (tombstones.py)."""
+        marks = self._tombstones.get(ws.root)
+        if marks is None:
+            marks = self._tombstones[ws.root] = Tombstones(ws)
+        return marks.buried(ws.relative(target))
 
     def _writer(self, batch: SessionBatch) -> DialogWriter:
         """The writer of the workspace this batch's session is filed in."""

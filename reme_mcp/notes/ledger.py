@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Collection
 from pathlib import Path
 
 from reme_mcp.storage.batching import CommitBatcher
@@ -110,3 +111,24 @@ class Ledger:
             with self._owed_lock:
                 if self._owed.get((kind, name)) == path:
                     del self._owed[(kind, name)]
+
+    def forget(self, paths: Collection[str], kinds: tuple[str, ...] = ("requests", "bodies")) -> int:
+        """Remove every record naming one of these notes (forgotten, or rewritten by scrub); how many.
+
+        Records are named by hashes, so every one is read: forgetting is rare and explicit."""
+        with self._owed_lock:  # a record still owed to the disk is never written for them
+            self._owed = {k: p for k, p in self._owed.items() if not (k[0] in kinds and p in paths)}
+        removed = 0
+        for kind in kinds:
+            folder = self.ws.state_dir / kind
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            for record in folder.glob("*.json"):
+                try:
+                    stored = json.loads(record.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if isinstance(stored, dict) and stored.get("path") in paths:
+                    record.unlink(missing_ok=True)
+                    removed += 1
+        return removed

@@ -23,7 +23,7 @@ from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, traverse
+from reme_mcp.ops import doctor, echo, gone, traverse
 from reme_mcp.ops.intake import NoteInput, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -403,12 +403,12 @@ class Memory:
         return doctor.report(self.settings, self.ws, self.index)
 
     def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
-        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up."""
+        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/gone.py)."""
         from reme_mcp.team.run import Sync
 
         report = Sync(self.ws, interactive).run(dry_run=dry_run, init=init)
         if not dry_run:
-            report.indexed = self.index.sync(force=True)
+            report.indexed = gone.caught_up(self.index, self.ledger, report)
         return report
 
     def sync_in_background(self, every: float, idle: Callable[[], bool]) -> None:
