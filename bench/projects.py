@@ -18,7 +18,6 @@ import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,7 +42,6 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000, help="Chunks in each of the two workspaces.")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3, help="Rounds of all queries, alternating the two sides.")
-    parser.add_argument("--threads", action="store_true", help="Search the personal workspace in a second thread.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="reme-bench-projects-") as tmp:
         base = Path(tmp)
@@ -65,7 +63,7 @@ def main() -> None:
             chunks[folder.name] = open_memory(folder).reindex().chunks
         home = MemoryHome(base / "projects", personal)
         place = Placement(home, None, "bench-project", project, "bench", None)
-        two = ScopedMemory(open_memory, project, place, beside=ThreadPoolExecutor(1) if args.threads else None)
+        two = ScopedMemory(open_memory, project, place)
         one = open_memory(single)
         queries = make_queries(n=args.queries)
         for q in queries[:20]:  # warm both sides' caches alike

@@ -11,7 +11,6 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,19 +53,10 @@ class ScopedMemory:
     """One session's view: `placement` None serves the one named `workspace`; `open_memory`
     gives each workspace's Memory, opened once for the process (memories.py)."""
 
-    def __init__(
-        self,
-        open_memory: Callable[[Path], Memory],
-        workspace: Path,
-        placement: Placement | None,
-        beside: Executor | None = None,
-    ) -> None:
+    def __init__(self, open_memory: Callable[[Path], Memory], workspace: Path, placement: Placement | None) -> None:
         self.open = open_memory
         self.workspace = workspace
         self.placement = placement
-        # Where the other workspaces are searched while this thread searches the first: the
-        # index's reads and scoring release the GIL in part (file reads, numpy).
-        self.beside = beside
         self.notice = placement.notice if placement is not None else None
 
     # ---- which workspaces --------------------------------------------------------------------
@@ -117,13 +107,12 @@ class ScopedMemory:
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
 
-        def find(memory: Memory) -> Found:
-            return memory.find(query, limit, start_date, end_date, path_prefix, max_chars, cut=False)
-
-        others = [self.beside.submit(find, memory) for _, memory in sources[1:]] if self.beside else []
-        first = find(sources[0][1])
-        rest = [future.result() for future in others] if self.beside else [find(m) for _, m in sources[1:]]
-        lists = list(zip([label for label, _ in sources], [first, *rest], strict=True))
+        # One after the other: the index is pure Python, and a second thread only takes turns at
+        # the GIL (measured: 1.9x one workspace's time, against 1.4x in turn).
+        lists = [
+            (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars, cut=False))
+            for label, memory in sources
+        ]
         merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
         # Cut once, over the merged hits: each gets its share of the budget for all of them.
         hits = cut_snippets([hit for _, hit in merged], readable(query)[:MAX_QUERY_CHARS], max_chars)
