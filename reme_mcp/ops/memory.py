@@ -101,6 +101,7 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
+        query = readable(query)  # an argument that is not UTF-8 (text.py)
         found = self.find(query, limit, start_date, end_date, path_prefix, max_chars)
         return search_result(query, found)
 

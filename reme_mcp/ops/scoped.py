@@ -103,6 +103,7 @@ class ScopedMemory:
         scope: str = "current",
     ) -> SearchResult:
         """One ranking over the scope's workspaces; each hit names its project."""
+        query = readable(query)  # an argument that is not UTF-8 (storage/text.py)
         sources = self.sources(scope)
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
@@ -115,7 +116,7 @@ class ScopedMemory:
         ]
         merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
         # Cut once, over the merged hits: each gets its share of the budget for all of them.
-        hits = cut_snippets([hit for _, hit in merged], readable(query)[:MAX_QUERY_CHARS], max_chars)
+        hits = cut_snippets([hit for _, hit in merged], query[:MAX_QUERY_CHARS], max_chars)
         total = sum(found.total for _, found in lists)
         return search_result(query, Found(hits, total), [label for label, _ in merged], self.notice)
 
