@@ -117,15 +117,34 @@ def test_posts_need_the_csrf_token(page: ViewProcess, cookie: dict[str, str]) ->
     assert foreign.status_code == 403
 
 
-def test_forgetting_says_it_is_not_in_this_build(page: ViewProcess, cookie: dict[str, str], tmp_path: Path) -> None:
-    token = csrf_of(page, cookie)
-    for step in ("plan", "apply"):
-        answer = httpx.post(
-            f"{page.base}/forget/{step}", data={"path": CHAIN[0], "csrf": token}, cookies=cookie, timeout=30
-        )
-        assert answer.status_code == 501
-        assert "forgetting is not available in this build" in answer.text
-    assert "port 8080" in get(page, f"/note?path={CHAIN[0]}", cookies=cookie).text  # nothing was touched
+@pytest.mark.anyio
+async def test_forgetting_from_the_page_shows_the_plan_then_removes_it_from_a_running_servers_search(
+    tmp_path: Path,
+) -> None:
+    from tests.test_e2e import stdio_client
+
+    ws = seed(tmp_path / "ws")
+    target = ws / CHAIN[0]
+    async with stdio_client(ws) as client:  # a host's server, running the whole time
+
+        async def top_paths() -> list[str]:
+            found = await client.call_tool("search", {"query": "billing API port 8080", "limit": 10})
+            return [hit["path"] for hit in found.structured_content["results"]]  # type: ignore[index]
+
+        assert CHAIN[0] in await top_paths()
+        with view_process(ws) as running:
+            answer = httpx.get(running.url, follow_redirects=False, timeout=30)
+            name, value = answer.headers["set-cookie"].split(";", 1)[0].split("=", 1)
+            jar = {name: value}
+            form = {"path": CHAIN[0], "csrf": csrf_of(running, jar)}
+            planned = httpx.post(f"{running.base}/forget/plan", data=form, cookies=jar, timeout=30)
+            assert planned.status_code == 200 and CHAIN[0] in planned.text, planned.text
+            assert target.is_file()  # the plan alone changes nothing
+            done = httpx.post(f"{running.base}/forget/apply", data=form, cookies=jar, timeout=30)
+            assert done.status_code == 200 and CHAIN[0] in done.text, done.text
+            assert not target.exists()
+            assert get(running, f"/note?path={CHAIN[0]}", cookies=jar).status_code == 404
+        assert CHAIN[0] not in await top_paths()
 
 
 def test_other_methods_and_bad_paths_are_one_line(page: ViewProcess, cookie: dict[str, str]) -> None:

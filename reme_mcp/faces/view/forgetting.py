@@ -1,7 +1,8 @@
-"""Where the page's forget buttons meet forgetting itself (`reme_mcp.ops.forget`, built apart).
+"""Where the page's forget buttons meet forgetting itself (`reme_mcp.ops.forget`).
 
-Two steps, as forgetting works: a plan that says what would go, shown to the person, then its
-application. Until forgetting is part of the build, both say so in one line.
+Two steps, as forgetting works: a plan that says exactly what would go, shown to the person,
+then, after they confirm it, its application. The plan is made again on confirming, so what
+is removed is what the workspace holds then, never a stale list sent back by the browser.
 """
 
 from __future__ import annotations
@@ -9,22 +10,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
+from reme_mcp.ops.forget import forget_apply, forget_plan
+from reme_mcp.ops.forget_select import Selection
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
 
-UNAVAILABLE = "forgetting is not available in this build"
-
 
 class ForgettingUnavailable(ReMeError):
-    """This build has no forgetting: the page says so instead of forgetting."""
+    """Forgetting cannot be offered here: the page says so instead of forgetting."""
 
 
 def plan_forgetting(memory: Memory, path: str) -> str:
     """What forgetting `path` would change, as text for the person to confirm."""
-    raise ForgettingUnavailable(UNAVAILABLE)
+    return forget_plan(memory, Selection(paths=(path,))).render()
 
 
 def apply_forgetting(memory: Memory, path: str) -> str:
-    """Forget `path` as planned; what was done, as one line."""
-    raise ForgettingUnavailable(UNAVAILABLE)
+    """Forget `path` as planned now; what was done, as text."""
+    return forget_apply(memory, forget_plan(memory, Selection(paths=(path,)))).render()
