@@ -17,12 +17,17 @@ from reme_mcp.ops.limits import SEARCH_LIMIT
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
 
-WORKSPACE_HELP = "The ReMe workspace folder (default: $REME_WORKSPACE, else ./.reme)."
+WORKSPACE_HELP = "One ReMe workspace (default: $REME_WORKSPACE, else this folder's project's memory)."
+# A workspace's memory, folder by folder (workspace-format.md): what --everything names.
+MEMORY_FOLDERS = ("daily", "digest", "session", "resource")
 
 
-def _memory(ctx: click.Context, workspace: str | None, keep_days: str | None = None) -> Memory:
+def _memory(
+    ctx: click.Context, workspace: str | None, keep_days: str | None = None, where: str | None = None
+) -> Memory:
     """The workspace `remember` writes to from here: the named one, else this folder's project's
-    (else the personal one), as the other commands resolve it."""
+    (else the personal one), as the other commands resolve it; `where` names a project (as
+    `reme-mcp project list` shows it) or `personal` instead."""
     from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
@@ -38,7 +43,12 @@ def _memory(ctx: click.Context, workspace: str | None, keep_days: str | None = N
     )
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
-    return Memories(settings).scoped().sources()[0][1]
+    memories = Memories(settings)
+    if where is not None:
+        if not settings.per_project:
+            raise ReMeError("--in names a project's memory: leave out --workspace/REME_WORKSPACE to use it")
+        return memories.of(memories.home.by_name(where))
+    return memories.scoped().sources()[0][1]
 
 
 def _consent(question: str, yes: bool) -> bool:
@@ -70,6 +80,13 @@ def _consent(question: str, yes: bool) -> bool:
     multiple=True,
     help="An ingested session: HOST:ID (e.g. claude-code:abc) or a dialog's path.",
 )
+@click.option(
+    "--in",
+    "where",
+    metavar="PROJECT",
+    help="Forget in this project's memory (a name `reme-mcp project list` shows) or `personal`.",
+)
+@click.option("--everything", is_flag=True, help="Forget every memory file of the workspace (a whole project).")
 @click.option("--dry-run", is_flag=True, help="List exactly what would go; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
@@ -87,6 +104,8 @@ def forget(
     since: str | None,
     until: str | None,
     sessions: tuple[str, ...],
+    where: str | None,
+    everything: bool,
     dry_run: bool,
     yes: bool,
     keep_days: str | None,
@@ -103,7 +122,11 @@ def forget(
     from reme_mcp.ops.forget import empty_trash as empty_the_trash
 
     try:
-        memory = _memory(ctx, workspace, keep_days)
+        memory = _memory(ctx, workspace, keep_days, where)
+        if everything:
+            if paths or query or since or until or sessions:
+                raise ReMeError("--everything goes alone: it already names every file of the workspace")
+            paths = tuple(name for name in MEMORY_FOLDERS if (memory.ws.root / name).is_dir())
         if empty_trash:
             if paths or query or since or until or sessions:
                 raise ReMeError("--empty-trash goes alone: empty the trash, then forget in a second command")
