@@ -3,7 +3,8 @@
     python bench/projects.py [--chunks 10000] [--queries 300] [--rounds 3]
 
 Builds two workspaces of `--chunks` chunks each (the project's and the personal one, as a
-session reads them by default) and one of twice that size, indexes all three, then times the
+session reads them by default) and one holding both (their files copied together; a day index
+both have is taken from the project), indexes all three, then times the
 same queries through `ScopedMemory.search` over the two and `Memory.search` over the one,
 interleaved round by round on the same machine. Prints medians, p95 and their ratio. The
 issue's target: two workspaces within 1.3x of one of the same total size.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -23,13 +25,30 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from perf import generate_workspace, make_queries
+from perf import SEED, generate_workspace, make_queries
 
 from reme_mcp.config import load_settings
 from reme_mcp.ops.memory import Memory
 from reme_mcp.ops.scoped import ScopedMemory
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.placement import Placement
+
+
+def union(target: Path, *sources: Path) -> None:
+    """The sources' files in one workspace: a name taken twice gets the later one a suffix,
+    except a day index (`daily/<date>.md`), whose notes are then listed by the first."""
+    for source in sources:
+        for path in sorted(source.rglob("*")):
+            if not path.is_file():
+                continue
+            rel = path.relative_to(source)
+            dest = target / rel
+            if dest.exists():
+                if rel.parts[0] == "daily" and len(rel.parts) == 2:
+                    continue
+                dest = dest.with_name(f"{dest.stem}-2{dest.suffix}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
 
 
 def _p95(samples: list[float]) -> float:
@@ -47,9 +66,9 @@ def main() -> None:
         base = Path(tmp)
         os.environ["REME_INDEX_DIR"] = str(base / "index")
         project, personal, single = base / "project", base / "personal", base / "single"
-        generate_workspace(project, args.chunks, seed=11)
-        generate_workspace(personal, args.chunks, seed=12)
-        generate_workspace(single, 2 * args.chunks, seed=13)
+        generate_workspace(project, args.chunks, seed=SEED)  # the vocabulary the queries draw on
+        generate_workspace(personal, args.chunks, seed=SEED + 7)
+        union(single, project, personal)
         settings = dataclasses.replace(load_settings(str(single)), semantic="off")
         opened: dict[Path, Memory] = {}
 

@@ -99,6 +99,16 @@ def browser(page: ViewProcess) -> Iterator[Any]:
         driver.quit()
 
 
+def press(driver: Any, css: str) -> None:
+    """Click a form's button and wait for the page it posts to."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    button = driver.find_element(By.CSS_SELECTOR, css)
+    button.click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(button))
+
+
 def shot(driver: Any, name: str) -> None:
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     driver.get_screenshot_as_file(str(ARTEFACTS / f"{name}.png"))
@@ -211,3 +221,38 @@ def test_health_shows_the_doctor_report(browser: Any, page: ViewProcess, workspa
     report = browser.find_element(By.CSS_SELECTOR, "dl.doctor").text
     assert str(workspace) in report and "files_by_kind" in report and "daily" in report
     shot(browser, "health")
+
+
+@pytest.mark.anyio
+async def test_forgetting_a_search_result_set_in_the_browser_leaves_a_running_servers_search(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The person searches, presses "Forget these results…", reads the plan, confirms: a host's
+    server that ran the whole time finds none of them again. Last in the module: it forgets."""
+    from tests.test_e2e import stdio_client
+
+    ws = seed(tmp_path / "ws")
+    async with stdio_client(ws) as client:
+
+        async def found() -> list[str]:
+            answer = await client.call_tool("search", {"query": QUERY, "limit": 10})
+            return [hit["path"] for hit in answer.structured_content["results"]]  # type: ignore[index]
+
+        before = await found()
+        assert CHAIN[2] in before
+        with view_process(ws) as other:
+            browser.get(other.url)
+            browser.get(f"{other.base}/search?q={QUERY.replace(' ', '+')}")
+            shown = [el.get_attribute("data-path") for el in browser.find_elements(By.CSS_SELECTOR, "li.hit")]
+            assert shown and CHAIN[2] in shown
+            press(browser, "form.forget button")
+            assert browser.find_elements(By.CSS_SELECTOR, "main pre"), browser.page_source[:2000]
+            plan = browser.find_element(By.CSS_SELECTOR, "main pre").text
+            assert all(path in plan for path in shown), plan
+            assert (ws / CHAIN[2]).is_file()  # the plan alone changes nothing
+            shot(browser, "forget-plan")
+            press(browser, "button.confirm")
+            assert "Forgotten" in browser.find_element(By.CSS_SELECTOR, "h1").text
+            assert not (ws / CHAIN[2]).exists()
+        after = await found()
+        assert not set(shown) & set(after), after

@@ -82,7 +82,7 @@ def test_every_answer_carries_the_safety_headers(page: ViewProcess, cookie: dict
         assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
         assert "script-src" not in csp and "unsafe-inline" not in csp  # default-src 'none': no script at all
         assert answer.headers["x-content-type-options"] == "nosniff"
-        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["referrer-policy"] == "same-origin"
         assert answer.headers["cache-control"] == "no-store"
 
 

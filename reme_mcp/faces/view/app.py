@@ -29,11 +29,9 @@ SEARCH_FIELDS = ("q", "kind", "start", "end")
 
 
 class MemoryPages:
-    """The page over one or more workspaces; a request names one with `workspace=`, else the first.
-
-    One workspace today; per-project workspaces add entries, and every route already asks for
-    its Memory by name.
-    """
+    """The page over one or more workspaces (this folder's project, the personal memory, every
+    other project): a request names one with `workspace=`, which a cookie then keeps, so every
+    link of the page stays in the workspace chosen; else the first."""
 
     def __init__(self, workspaces: Mapping[str, Memory], keys: PageKeys) -> None:
         if not workspaces:
@@ -44,10 +42,24 @@ class MemoryPages:
 
     def memory(self, request: Request) -> str:
         """The name of the workspace a request is about."""
-        name = request.query_params.get("workspace") or next(iter(self.workspaces))
+        kept = request.cookies.get(self.chosen_cookie)
+        name = request.query_params.get("workspace") or (kept if kept in self.workspaces else None)
+        name = name or next(iter(self.workspaces))
         if name not in self.workspaces:
             raise ReMeError(f"workspace {name!r} is not served here: use one of {', '.join(self.workspaces)}")
         return name
+
+    @property
+    def chosen_cookie(self) -> str:
+        return f"{self.keys.cookie}_workspace"
+
+    def _shown(self, request: Request, html: str, status: int = 200) -> Response:
+        """A page with the workspace switcher, remembering a workspace chosen by its link."""
+        name = self.memory(request)
+        answer = HTMLResponse(templates.with_workspaces(html, list(self.workspaces), name), status_code=status)
+        if request.query_params.get("workspace"):
+            answer.set_cookie(self.chosen_cookie, name, httponly=True, samesite="strict", path="/")
+        return answer
 
     # ---- pages -------------------------------------------------------------------------------
 
@@ -58,26 +70,26 @@ class MemoryPages:
         last = max(found.per_day) if found.per_day else memory.settings.today().isoformat()
         end = date.fromisoformat(last)
         charts = per_day_chart(found.per_day, end) + per_week_chart(weekly(found.per_day), end)
-        return HTMLResponse(templates.timeline_page(found, charts))
+        return self._shown(request, templates.timeline_page(found, charts))
 
     def search(self, request: Request) -> Response:
         asked = {k: request.query_params.get(k, "").strip() for k in SEARCH_FIELDS}
         if not asked["q"]:
-            return HTMLResponse(templates.search_page(asked, None, None))
+            return self._shown(request, templates.search_page(asked, None, None, self.keys.csrf))
         memory = self.workspaces[self.memory(request)]
         try:
             found = search_page(memory, asked["q"], asked["kind"] or None, asked["start"], asked["end"])
         except ReMeError as exc:
-            return HTMLResponse(templates.search_page(asked, None, str(exc)), status_code=400)
-        return HTMLResponse(templates.search_page(asked, found, None))
+            return self._shown(request, templates.search_page(asked, None, str(exc), self.keys.csrf), 400)
+        return self._shown(request, templates.search_page(asked, found, None, self.keys.csrf))
 
     def note(self, request: Request) -> Response:
         memory = self.workspaces[self.memory(request)]
         shown = note_view(memory, request.query_params.get("path", ""))
-        return HTMLResponse(templates.note_page(shown, self.keys.csrf))
+        return self._shown(request, templates.note_page(shown, self.keys.csrf))
 
     def health(self, request: Request) -> Response:
-        return HTMLResponse(templates.health_page(self.workspaces[self.memory(request)].doctor()))
+        return self._shown(request, templates.health_page(self.workspaces[self.memory(request)].doctor()))
 
     def stylesheet(self, request: Request) -> Response:
         return Response(STYLESHEET, media_type="text/css")
@@ -85,24 +97,22 @@ class MemoryPages:
     # ---- forgetting (the only POSTs) ---------------------------------------------------------
 
     async def forget_plan(self, request: Request) -> Response:
-        return await self._forget(request, lambda memory, path: forgetting.plan_forgetting(memory, path), True)
+        return await self._forget(request, forgetting.plan_forgetting, True)
 
     async def forget_apply(self, request: Request) -> Response:
-        return await self._forget(request, lambda memory, path: forgetting.apply_forgetting(memory, path), False)
+        return await self._forget(request, forgetting.apply_forgetting, False)
 
-    async def _forget(self, request: Request, step: Callable[[Memory, str], str], planning: bool) -> Response:
+    async def _forget(self, request: Request, step: Callable[[Memory, list[str]], str], planning: bool) -> Response:
+        """A note, a search's results or a session: every `path` the form holds, planned or forgotten."""
         form = await request.form()
         if not self.keys.csrf_ok(form.get(CSRF_FIELD)):
             return HTMLResponse(templates.error_page("the form's CSRF token is missing or wrong: reload the page"), 403)
-        path = str(form.get("path") or "")
+        paths = [str(p) for p in form.getlist("path") if str(p)]
         memory = self.workspaces[self.memory(request)]
-        try:
-            said = step(memory, path)
-        except forgetting.ForgettingUnavailable as exc:
-            return HTMLResponse(templates.error_page(str(exc)), 501)
+        said = step(memory, paths)
         if planning:
-            return HTMLResponse(templates.forget_plan_page(path, said, self.keys.csrf))
-        return HTMLResponse(templates.page("Forgotten", f"<p>{templates.e(said)}</p>"))
+            return self._shown(request, templates.forget_plan_page(paths, said, self.keys.csrf))
+        return self._shown(request, templates.page("Forgotten", f"<h1>Forgotten</h1><pre>{templates.e(said)}</pre>"))
 
 
 async def _one_line(request: Request, exc: Exception) -> Response:

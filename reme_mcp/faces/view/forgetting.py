@@ -17,15 +17,18 @@ if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
 
 
-class ForgettingUnavailable(ReMeError):
-    """Forgetting cannot be offered here: the page says so instead of forgetting."""
+def plan_forgetting(memory: Memory, paths: list[str]) -> str:
+    """What forgetting `paths` (a note, a search's results, a session's dialog) would change,
+    as text for the person to confirm."""
+    return forget_plan(memory, _selection(paths)).render()
 
 
-def plan_forgetting(memory: Memory, path: str) -> str:
-    """What forgetting `path` would change, as text for the person to confirm."""
-    return forget_plan(memory, Selection(paths=(path,))).render()
+def apply_forgetting(memory: Memory, paths: list[str]) -> str:
+    """Forget `paths` as planned now; what was done, as text."""
+    return forget_apply(memory, forget_plan(memory, _selection(paths))).render()
 
 
-def apply_forgetting(memory: Memory, path: str) -> str:
-    """Forget `path` as planned now; what was done, as text."""
-    return forget_apply(memory, forget_plan(memory, Selection(paths=(path,)))).render()
+def _selection(paths: list[str]) -> Selection:
+    if not paths:
+        raise ReMeError("nothing to forget was named: use a note's or a result's forget button")
+    return Selection(paths=tuple(paths))

@@ -80,7 +80,18 @@ def _options(chosen: str) -> str:
     return "".join(f'<option value="{k}"{" selected" if k == chosen else ""}>{label}</option>' for k, label in kinds)
 
 
-def search_page(asked: dict[str, str], result: SearchResult | None, error: str | None) -> str:
+def with_workspaces(html: str, names: list[str], current: str) -> str:
+    """The page with a switcher between the workspaces served (shown when there are several)."""
+    if len(names) < 2:
+        return html
+    links = "".join(
+        f'<a href="/?{urlencode({"workspace": name})}"{" aria-current=true" if name == current else ""}>{e(name)}</a>'
+        for name in names
+    )
+    return html.replace("</nav></header>", f'</nav><nav class="workspaces">memory of: {links}</nav></header>', 1)
+
+
+def search_page(asked: dict[str, str], result: SearchResult | None, error: str | None, csrf: str = "") -> str:
     form = (
         '<form class="search" method="get" action="/search">'
         f'<input type="search" name="q" value="{e(asked.get("q", ""))}" placeholder="Search memory" autofocus>'
@@ -111,6 +122,8 @@ def search_page(asked: dict[str, str], result: SearchResult | None, error: str |
                 f'<pre class="snippet">{e(hit.snippet)}</pre></li>'
             )
         parts.append("</ol>")
+        if result.results and csrf:
+            parts.append(_forget_form([hit.path for hit in result.results], csrf, "Forget these results…"))
     return page("Search", "".join(parts), "Search")
 
 
@@ -158,27 +171,31 @@ def note_page(note: NoteView, csrf: str) -> str:
         '<p class="cut">The file is longer: the rest is not shown.</p>' if note.cut else "",
         _links("Links to", "links-out", ((x.path, x.name) for x in note.links_out)),
         _links("Linked from", "links-in", ((x.path, x.name) for x in note.links_in)),
-        _forget_form(note.path, csrf),
+        _forget_form([note.path], csrf, "Forget this session…" if note.kind == "dialog" else "Forget this…"),
     ]
     return page(title, "".join(parts))
 
 
-def _forget_form(path: str, csrf: str) -> str:
+def _paths(paths: list[str]) -> str:
+    return "".join(f'<input type="hidden" name="path" value="{e(path)}">' for path in paths)
+
+
+def _forget_form(paths: list[str], csrf: str, label: str) -> str:
     return (
         '<form class="forget" method="post" action="/forget/plan">'
-        f'<input type="hidden" name="{CSRF_FIELD}" value="{e(csrf)}">'
-        f'<input type="hidden" name="path" value="{e(path)}">'
-        "<button>Forget this…</button></form>"
+        f'<input type="hidden" name="{CSRF_FIELD}" value="{e(csrf)}">{_paths(paths)}'
+        f"<button>{e(label)}</button></form>"
     )
 
 
-def forget_plan_page(path: str, plan: str, csrf: str) -> str:
+def forget_plan_page(paths: list[str], plan: str, csrf: str) -> str:
+    what = paths[0] if len(paths) == 1 else f"these {len(paths)} files"
     return page(
         "Forget",
-        f"<h1>Forget {e(path)}?</h1><pre>{e(plan)}</pre>"
+        f"<h1>Forget {e(what)}?</h1><pre>{e(plan)}</pre>"
         '<form method="post" action="/forget/apply">'
-        f'<input type="hidden" name="{CSRF_FIELD}" value="{e(csrf)}">'
-        f'<input type="hidden" name="path" value="{e(path)}"><button>Forget</button></form>',
+        f'<input type="hidden" name="{CSRF_FIELD}" value="{e(csrf)}">{_paths(paths)}'
+        '<button class="confirm">Forget</button></form>',
     )
 
 
