@@ -155,3 +155,32 @@ def test_other_methods_and_bad_paths_are_one_line(page: ViewProcess, cookie: dic
     assert private.status_code == 400
     outside = get(page, "/note?path=../../etc/passwd", cookies=cookie)
     assert outside.status_code == 400 and "root:" not in outside.text
+
+
+def test_health_counts_the_secrets_remember_refused_never_their_values(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from reme_mcp.config import load_settings
+    from reme_mcp.errors import ReMeError
+    from reme_mcp.ops.memory import Memory
+
+    ws = seed(tmp_path / "ws")
+    memory = Memory(load_settings(workspace=str(ws), semantic="off"))
+    value = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with pytest.raises(ReMeError, match="secrets are never stored"):
+        memory.remember(f"The deploy token is {value}")
+    env = {**os.environ, "REME_SEMANTIC": "off"}
+    doctor = subprocess.run(
+        [sys.executable, "-m", "reme_mcp", "doctor", "-w", str(ws), "--json"], env=env, capture_output=True, text=True
+    )
+    refused = json.loads(doctor.stdout)["secrets_refused"]
+    assert refused["total"] == 1 and len(refused["by_kind"]) == 1, refused
+    with view_process(ws) as running:
+        answer = httpx.get(running.url, follow_redirects=False, timeout=30)
+        name, cookie = answer.headers["set-cookie"].split(";", 1)[0].split("=", 1)
+        health = get(running, "/health", cookies={name: cookie}).text
+    assert "secrets_refused" in health and next(iter(refused["by_kind"])) in health
+    assert value not in health and value not in doctor.stdout

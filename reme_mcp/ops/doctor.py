@@ -9,6 +9,7 @@ from reme_mcp.config import Settings
 from reme_mcp.index import IndexState, MemoryIndex
 from reme_mcp.index.semantic_hook import semantic_report
 from reme_mcp.notes.day_lag import lagging
+from reme_mcp.ops import refusals
 from reme_mcp.ops.models import IN_LINE, DoctorReport, IndexReport
 from reme_mcp.storage.workspace import Workspace, file_kind
 
@@ -31,6 +32,7 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         index=_index_report(state) if state is not None else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
         sync=team_status(ws),
+        secrets_refused=refusals.summary(index.directory.parent),
         semantic=semantic_report(index.semantic, settings.semantic, model=settings.semantic_model),
         behind=_behind(ws, state) if state is not None else IN_LINE,
     )

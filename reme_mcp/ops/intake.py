@@ -55,6 +55,14 @@ def request_hash(request_id: str) -> str:
     return "sha256:" + hashlib.sha256(request_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+class SecretRefused(ReMeError):
+    """A remember refused for a secret: the kind is kept, never the value (refusals.py counts them)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def _refuse_secret(field: str, text: str) -> None:
     # Imported on first use: compiling its rules is time a server's first search need not wait for.
     from reme_mcp.safety.secrets import find_secret
@@ -62,9 +70,10 @@ def _refuse_secret(field: str, text: str) -> None:
     finding = find_secret(text)
     if finding:
         where = f" (line {finding.line})" if field == "content" else ""
-        raise ReMeError(
+        raise SecretRefused(
             f"{field} looks like it contains {finding.kind}{where}; "
-            "secrets are never stored: remove it and call remember again"
+            "secrets are never stored: remove it and call remember again",
+            finding.kind,
         )
 
 

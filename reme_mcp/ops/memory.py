@@ -23,8 +23,8 @@ from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, gone, traverse
-from reme_mcp.ops.intake import NoteInput, check_input, check_supersedes
+from reme_mcp.ops import doctor, echo, gone, refusals, traverse
+from reme_mcp.ops.intake import NoteInput, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
@@ -252,15 +252,19 @@ class Memory:
         they are named in its front matter and never touched. Content that only echoes a note
         already kept (recalled text stored back) is not stored again (echo.py).
         """
-        note = check_input(
-            content,
-            name,
-            description,
-            date or self.settings.today().isoformat(),
-            tags,
-            request_id,
-            self.settings.max_note_chars,
-        )
+        try:
+            note = check_input(
+                content,
+                name,
+                description,
+                date or self.settings.today().isoformat(),
+                tags,
+                request_id,
+                self.settings.max_note_chars,
+            )
+        except SecretRefused as exc:
+            refusals.record(self.index.directory.parent, exc.kind)
+            raise
         note = dataclasses.replace(note, supersedes=check_supersedes(self.ws, supersedes or []))
         try:
             return self._remember(note, recalled=echo.looks_recalled(content))

@@ -334,6 +334,9 @@ class DoctorReport(_Result):
     index: IndexReport | None = Field(default=None, description="Absent when there is no workspace yet.")
     ingest: dict[str, Any] | str = Field(description="Each followed source's cursor, or why ingest is off.")
     sync: dict[str, Any] | str = Field(default="off", description="The last team sync and its error (reme-mcp sync).")
+    secrets_refused: dict[str, Any] | str = Field(
+        default="none", description="Secrets remember refused, by kind (never a value), and the last time."
+    )
     semantic: dict[str, Any] | str = Field(
         default="off",
         description="Search by meaning: the model, its status and how far embedding is, or why it is off.",

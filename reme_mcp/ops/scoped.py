@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import Found, FoundHit, cut_snippets
-from reme_mcp.ops.intake import check_input
+from reme_mcp.ops import refusals
+from reme_mcp.ops.intake import SecretRefused, check_input
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_QUERY_CHARS,
@@ -205,7 +206,11 @@ class ScopedMemory:
         memory = self.open(workspace)
         # Checked before anything is made: a refused note leaves no folder behind.
         day = date or memory.settings.today().isoformat()
-        check_input(content, name, description, day, tags, request_id, memory.settings.max_note_chars)
+        try:
+            check_input(content, name, description, day, tags, request_id, memory.settings.max_note_chars)
+        except SecretRefused as exc:
+            refusals.record(memory.index.directory.parent, exc.kind)
+            raise
         place.home.prepare(workspace, place.project if label != PERSONAL else None)
         result = memory.remember(content, name, description, date, tags, request_id, supersedes)
         notice = self.notice if scope == "project" else None
