@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import pytest
 
-from reme_mcp.config import load_settings
-from reme_mcp.ops.memory import Memory
 from tests.view_server import CHAIN, ViewProcess, seed, view_process
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
@@ -99,6 +98,14 @@ def browser(page: ViewProcess) -> Iterator[Any]:
         driver.quit()
 
 
+async def _tool_search(workspace: Path) -> list[str]:
+    from tests.test_e2e import stdio_client
+
+    async with stdio_client(workspace) as client:
+        found = await client.call_tool("search", {"query": QUERY, "limit": 10, "max_chars": 12_000})
+        return [hit["path"] for hit in found.structured_content["results"]]  # type: ignore[index]
+
+
 def press(driver: Any, css: str) -> None:
     """Click a form's button and wait for the page it posts to."""
     from selenium.webdriver.support import expected_conditions
@@ -145,8 +152,8 @@ def test_search_shows_what_the_search_tool_ranks_first(browser: Any, page: ViewP
     box.send_keys(QUERY)
     box.submit()
     shown = [el.get_attribute("data-path") for el in browser.find_elements(By.CSS_SELECTOR, "li.hit")]
-    tool = Memory(load_settings(str(workspace), "UTC")).search(QUERY, limit=10, max_chars=12_000)
-    assert shown and shown == [hit.path for hit in tool.results]
+    tool = anyio.run(_tool_search, workspace)  # what a model gets from the MCP tool, over stdio
+    assert shown and shown == tool
     assert shown[0] == CHAIN[2]  # the current version of the fact comes first, as for a model
     marked = browser.find_element(By.CSS_SELECTOR, f'li.hit[data-path="{CHAIN[0]}"] .tag.old')
     assert CHAIN[2] in marked.text
