@@ -29,10 +29,10 @@ def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     # A server started without --workspace keeps each project's memory and the personal one
     # under REME_HOME: never the user's own ~/.reme.
     os.environ["REME_HOME"] = str(tmp_path_factory.mktemp("reme-home"))
-    # Models fetched by a test (tests/test_model_fetch.py) never land in the user's cache.
+    # Models fetched by a test (tests/embedding/test_model_fetch.py) never land in the user's cache.
     os.environ.setdefault("REME_MODELS_DIR", str(tmp_path_factory.mktemp("models-home")))
     # Search by meaning loads a model in every server a test starts: the suite runs lexical
-    # unless REME_SEMANTIC says otherwise; tests/test_semantic.py turns it on where it tests it.
+    # unless REME_SEMANTIC says otherwise; tests/index/test_semantic.py turns it on where it tests it.
     os.environ.setdefault("REME_SEMANTIC", "off")
 
 

@@ -7,7 +7,7 @@ on disk. A `BulkWriter` keeps each term's postings in a compact array (only the
 term keys are sorted, once) and the field lengths it already knows, then hands
 Whoosh's own field writer the postings in order. The segment that comes out is
 the one a plain writer makes of the same documents, in Whoosh's own file format
-(tests/test_build.py compares them posting by posting).
+(tests/index/test_build.py compares them posting by posting).
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def phrase_rerank(
     `exact`-th best final score beats what the next BM25 candidate could reach, no
     later one can enter the first `exact` places: the walk stops there, usually after
     a few dozen candidates, and the first `exact` results are those of re-ranking
-    every match (tests/test_ranking.py checks that against the plain computation).
+    every match (tests/index/test_ranking.py checks that against the plain computation).
     Only when `pool` candidates did not settle them does it stop early, on BM25's order.
     """
     if not pairs:

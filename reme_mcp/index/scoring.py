@@ -14,7 +14,7 @@ Jones IDF (as Lucene has it) instead of Whoosh's log(N/(df+1)) + 1: Whoosh's
 "+ 1" gives a word found in half of all chunks a third of the weight of a rare
 one, RSJ weighs it near zero (level on LoCoMo any@k, +1.0 session@5), which
 also lets ranking.query_terms leave the commonest words out for almost nothing.
-tests/test_scoring.py checks every score against Whoosh's own search with the
+tests/index/test_scoring.py checks every score against Whoosh's own search with the
 same formula, so a Whoosh upgrade that changed its storage would fail there.
 """
 

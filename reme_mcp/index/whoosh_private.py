@@ -5,7 +5,7 @@ segment's field lengths and posting blocks directly (scoring.py), writing a
 segment from postings kept in memory (bulk_writer.py), and reading the table of
 contents to reopen only changed segments (segments.py). All of it is here,
 typed by the Protocols below, so a Whoosh upgrade is an audit of this file
-(tests/test_whoosh_private.py and tests/test_scoring.py, tests/test_build.py
+(tests/index/test_whoosh_private.py and tests/index/test_scoring.py, tests/index/test_build.py
 compare the results with Whoosh's own search and writer).
 
 Corruption is told by the errors Whoosh's storage layer raises while decoding
