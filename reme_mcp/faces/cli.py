@@ -23,10 +23,10 @@ from reme_mcp.config import (
     SEMANTIC_CHOICES,
     Settings,
     check_model_name,
-    load_settings,
     parse_duration,
 )
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.faces.command_settings import command_settings
 from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -54,17 +54,8 @@ def _one_line(doing: str) -> Iterator[None]:
 
 
 def _settings(ctx: click.Context, workspace: str | None) -> Settings:
-    root = ctx.find_root()
     with _one_line("reading the configuration"):
-        return load_settings(
-            workspace or root.params.get("workspace"),
-            root.params.get("timezone"),
-            root.params.get("semantic"),
-            root.params.get("semantic_model"),
-            root.params.get("projects_root"),
-            root.params.get("personal"),
-            root.params.get("project"),
-        )
+        return command_settings(ctx, workspace)
 
 
 def _workspace_option(fn: Any) -> Any:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reme_mcp.config import Settings, load_settings, resolve_trash_days
+from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.faces.command_settings import command_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
 
 if TYPE_CHECKING:
@@ -31,16 +32,7 @@ def _memory(
     from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    root = ctx.find_root().params
-    settings: Settings = load_settings(
-        workspace or root.get("workspace"),
-        root.get("timezone"),
-        root.get("semantic"),
-        root.get("semantic_model"),
-        root.get("projects_root"),
-        root.get("personal"),
-        root.get("project"),
-    )
+    settings: Settings = command_settings(ctx, workspace)
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
     memories = Memories(settings)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.faces.command_settings import command_settings
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memories import Memories
@@ -18,15 +18,8 @@ if TYPE_CHECKING:
 def _memories(ctx: click.Context) -> Memories:
     from reme_mcp.ops.memories import Memories
 
-    root = ctx.find_root().params
     try:
-        settings = load_settings(
-            root.get("workspace"),
-            root.get("timezone"),
-            projects_root=root.get("projects_root"),
-            personal=root.get("personal"),
-            project=root.get("project"),
-        )
+        settings = command_settings(ctx)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     return Memories(settings)

@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
+from reme_mcp.faces.command_settings import command_settings
 
 
 @click.command()
@@ -27,15 +27,8 @@ def sync(ctx: click.Context, workspace: str | None, init: str | None, dry_run: b
     from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    root = ctx.find_root().params
     try:
-        settings = load_settings(
-            workspace or root.get("workspace"),
-            root.get("timezone"),
-            projects_root=root.get("projects_root"),
-            personal=root.get("personal"),
-            project=root.get("project"),
-        )
+        settings = command_settings(ctx, workspace)
         report = Memories(settings).scoped().team_sync(personal=personal, dry_run=dry_run, init=init)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None

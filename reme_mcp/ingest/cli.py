@@ -30,7 +30,14 @@ def _workspace(ctx: click.Context, workspace: str | None) -> Workspace:
 def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     root = ctx.find_root()
     try:
-        return load_settings(workspace or root.params.get("workspace"), root.params.get("timezone"))
+        params = root.params
+        return load_settings(
+            workspace or params.get("workspace"),
+            params.get("timezone"),
+            projects_root=params.get("projects_root"),
+            personal=params.get("personal"),
+            project=params.get("project"),
+        )
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -252,24 +252,30 @@ class Memory:
         they are named in its front matter and never touched. Content that only echoes a note
         already kept (recalled text stored back) is not stored again (echo.py).
         """
-        try:
-            note = check_input(
-                content,
-                name,
-                description,
-                date or self.settings.today().isoformat(),
-                tags,
-                request_id,
-                self.settings.max_note_chars,
-            )
-        except SecretRefused as exc:
-            refusals.record(self.index.directory.parent, exc.kind)
-            raise
+        note = self.intake(content, name, description, date, tags, request_id)
         note = dataclasses.replace(note, supersedes=check_supersedes(self.ws, supersedes or []))
         try:
             return self._remember(note, recalled=echo.looks_recalled(content))
         except OSError as exc:
             raise ReMeError(os_error_line(exc, "remember")) from exc
+
+    def intake(
+        self,
+        content: str,
+        name: str | None = None,
+        description: str | None = None,
+        date: str | None = None,
+        tags: list[str] | None = None,
+        request_id: str | None = None,
+    ) -> NoteInput:
+        """The note `remember` would store, checked (one-line ReMeError); a refused secret is
+        counted by kind (refusals.py)."""
+        day = date or self.settings.today().isoformat()
+        try:
+            return check_input(content, name, description, day, tags, request_id, self.settings.max_note_chars)
+        except SecretRefused as exc:
+            refusals.record(self.index.directory.parent, exc.kind)
+            raise
 
     def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
         # The echo's search runs before the lock: it must not hold up other writers.

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import Found, FoundHit, cut_snippets
-from reme_mcp.ops import refusals
-from reme_mcp.ops.intake import SecretRefused, check_input
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_QUERY_CHARS,
@@ -205,12 +203,7 @@ class ScopedMemory:
         label, workspace = place.write_target if scope == "project" else (PERSONAL, place.home.personal)
         memory = self.open(workspace)
         # Checked before anything is made: a refused note leaves no folder behind.
-        day = date or memory.settings.today().isoformat()
-        try:
-            check_input(content, name, description, day, tags, request_id, memory.settings.max_note_chars)
-        except SecretRefused as exc:
-            refusals.record(memory.index.directory.parent, exc.kind)
-            raise
+        memory.intake(content, name, description, date, tags, request_id)
         place.home.prepare(workspace, place.project if label != PERSONAL else None)
         result = memory.remember(content, name, description, date, tags, request_id, supersedes)
         notice = self.notice if scope == "project" else None

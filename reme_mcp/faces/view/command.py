@@ -10,6 +10,7 @@ import click
 
 from reme_mcp import __version__, process
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.faces.command_settings import command_settings
 
 BIND_HOST = "127.0.0.1"
 DEFAULT_VIEW_PORT = 7332
@@ -50,23 +51,13 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
     """
     import uvicorn
 
-    from reme_mcp.config import load_settings
     from reme_mcp.faces.http import guarded_protocol
     from reme_mcp.faces.view.app import build_page_app
     from reme_mcp.faces.view.auth import TOKEN_PARAM, PageKeys
     from reme_mcp.ops.memories import Memories
 
-    root = ctx.find_root().params
     try:
-        settings = load_settings(
-            workspace or root.get("workspace"),
-            root.get("timezone"),
-            root.get("semantic"),
-            root.get("semantic_model"),
-            root.get("projects_root"),
-            root.get("personal"),
-            root.get("project"),
-        )
+        settings = command_settings(ctx, workspace)
         # One page per workspace: this folder's project first, the personal memory, every other project.
         view = Memories(settings).scoped()
         ordered = [*view.sources("current"), *view.sources("all")]
