@@ -108,7 +108,7 @@ class ScopedMemory:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
 
         # One after the other: the index is pure Python, and a second thread only takes turns at
-        # the GIL (measured: 1.9x one workspace's time, against 1.4x in turn).
+        # the GIL (bench/projects.py: 1.9x one workspace's time in threads, about 1.6x in turn).
         lists = [
             (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars, cut=False))
             for label, memory in sources
@@ -127,6 +127,7 @@ class ScopedMemory:
         max_chars: int = READ_MAX_CHARS.default,
         project: str | None = None,
     ) -> ReadResult:
+        """A file of the `project` a search named; without one, this project's, else the personal one."""
         label, memory = self._holder(path, project)
         result = memory.read(path, start_line, end_line, max_chars)
         if self.placement is None:
