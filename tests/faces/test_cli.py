@@ -78,6 +78,7 @@ def test_workspace_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_started_in_the_root_no_project_is_known_and_doctor_says_so(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")} | {"HOME": str(tmp_path)}
+    env |= {"REME_SEMANTIC": "off", "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"]}
     proc = subprocess.run(
         [sys.executable, "-m", "reme_mcp", "doctor", "--json"], cwd="/", env=env, capture_output=True, text=True
     )
