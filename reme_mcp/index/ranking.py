@@ -49,6 +49,10 @@ CJK_CHAR_MAX_DF_SHARE = 0.02
 # (1 + PHRASE_BOOST) times its BM25; one holding some pairs, in proportion: a phrase a
 # person recalls lifts its note over notes that share a rare word in their title.
 PHRASE_BOOST = 1.0
+# A chunk holding the query's three or more words as written, one after another (not only each
+# pair somewhere), counts this many times a chunk holding every pair: a fragment a person
+# recalls word for word names its note, even beside notes whose titles hold its common words.
+WHOLE_PHRASE = 3.0
 # At most this many BM25 candidates are re-ranked by phrase (see phrase_rerank): more for
 # a query of a few words, as a person recalls a phrase; fewer for a longer one (a question),
 # whose pairs seldom stand verbatim in a chunk. Reading a candidate's text is the cost.
@@ -203,6 +207,14 @@ def phrase_pairs(query: str) -> list[str]:
     return list(dict.fromkeys(f"{a} {b}" for a, b in pairwise(words)))
 
 
+def whole_phrase(pairs: Sequence[str]) -> str:
+    """The query's words as a spaced_words phrase (' a b c '), joined back from its phrase_pairs,
+    when there are three or more (a query that repeats a pair joins back to no phrase it holds)."""
+    if len(pairs) < 2:
+        return ""
+    return f" {pairs[0].split(' ')[0]} {' '.join(pair.split(' ')[1] for pair in pairs)} "
+
+
 def spaced_words(*texts: str) -> str:
     """The texts' phrase words between single spaces, with a space at each end: ' a b c '.
 
@@ -211,10 +223,13 @@ def spaced_words(*texts: str) -> str:
     return f" {' | '.join(' '.join(words) for text in texts if (words := phrase_words(text)))} "
 
 
-def phrase_share(pairs: Sequence[str], spaced: str) -> float:
-    """The share of `pairs` found adjacent and in order in a spaced_words text."""
+def phrase_share(pairs: Sequence[str], spaced: str, whole: str = "") -> float:
+    """The share of `pairs` found adjacent and in order in a spaced_words text; WHOLE_PHRASE when
+    the text holds the `whole` phrase (whole_phrase) as written."""
     if not pairs:
         return 0.0
+    if whole and whole in spaced:
+        return WHOLE_PHRASE
     return sum(f" {pair} " in spaced for pair in pairs) / len(pairs)
 
 
@@ -255,7 +270,7 @@ def phrase_rerank(
 ) -> list[tuple[int, float]]:
     """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
 
-    The phrase can at most multiply a score by (1 + PHRASE_BOOST), so once the
+    The phrase can at most multiply a score by (1 + PHRASE_BOOST * WHOLE_PHRASE), so once the
     `exact`-th best final score beats what the next BM25 candidate could reach, no
     later one can enter the first `exact` places: the walk stops there, usually after
     a few dozen candidates, and the first `exact` results are those of re-ranking
@@ -266,14 +281,16 @@ def phrase_rerank(
         return list(islice(ranked, limit))
     if pool is None:
         pool = PHRASE_POOL if len(pairs) <= PHRASE_SHORT_PAIRS else PHRASE_POOL_LONG
+    whole = whole_phrase(pairs)
+    most = 1 + PHRASE_BOOST * (WHOLE_PHRASE if whole else 1.0)
     scored: list[tuple[float, int]] = []
     leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
     for doc, score in ranked:
-        if len(scored) >= limit and leaders[0] > score * (1 + PHRASE_BOOST):
+        if len(scored) >= limit and leaders[0] > score * most:
             break
         if len(scored) >= max(pool, limit):
             break
-        final = score * (1 + PHRASE_BOOST * phrase_share(pairs, words_of(doc)))
+        final = score * (1 + PHRASE_BOOST * phrase_share(pairs, words_of(doc), whole))
         scored.append((-final, doc))
         if len(leaders) < exact:
             heapq.heappush(leaders, final)

@@ -11,6 +11,7 @@ import pytest
 from reme_mcp.index.analysis import _CJK_CHARS, fold
 from reme_mcp.index.ranking import (
     PHRASE_BOOST,
+    WHOLE_PHRASE,
     PhraseTexts,
     context_texts,
     date_words,
@@ -20,6 +21,7 @@ from reme_mcp.index.ranking import (
     phrase_share,
     phrase_words,
     spaced_words,
+    whole_phrase,
 )
 from reme_mcp.storage.documents import Chunk
 
@@ -80,10 +82,15 @@ PHRASE_VOCAB = [
 
 
 def _plain_share(query: str, text: str) -> float:
-    """The reference: the query's adjacent word pairs, looked up in the set of the text's adjacent pairs."""
+    """The reference: the query's adjacent word pairs, looked up in the set of the text's adjacent pairs;
+    WHOLE_PHRASE when the text holds the words the pairs join back to, one after another (three or more)."""
     said = phrase_words(query)
     asked = list(dict.fromkeys((said[i], said[i + 1]) for i in range(len(said) - 1)))
     words = phrase_words(text)
+    if len(asked) >= 2:
+        joined = [asked[0][0], *(second for _, second in asked)]
+        if any(words[i : i + len(joined)] == joined for i in range(len(words))):
+            return WHOLE_PHRASE
     held = {(words[i], words[i + 1]) for i in range(len(words) - 1)}
     return sum(pair in held for pair in asked) / len(asked) if asked else 0.0
 
@@ -120,7 +127,9 @@ def test_phrase_share_matches_the_plain_pair_lookup() -> None:
     rng = random.Random(13)
     for _ in range(2000):
         query, text = _text(rng, rng.randint(0, 5)), _text(rng, rng.randint(0, 40))
-        assert phrase_share(phrase_pairs(query), spaced_words(text)) == pytest.approx(_plain_share(query, text))
+        pairs = phrase_pairs(query)
+        got = phrase_share(pairs, spaced_words(text), whole_phrase(pairs))
+        assert got == pytest.approx(_plain_share(query, text))
 
 
 def test_no_pair_spans_two_texts() -> None:
@@ -201,3 +210,16 @@ def test_phrase_texts_are_kept_per_generation() -> None:
     reads = searcher.reads
     texts.words(searcher, 1)
     assert searcher.reads == reads + 1
+
+
+def test_a_fragment_recalled_word_for_word_outranks_notes_holding_its_words_apart() -> None:
+    """'compression for the session' names the one note that says it, word for word, above a
+    note whose title holds 'session' and whose pairs match in part."""
+    pairs = phrase_pairs("compression for the session")
+    verbatim = spaced_words("job queue notes", "", "We enabled compression for the session cache.")
+    apart = spaced_words("session store notes", "", "For the session we tried compression later.")
+    assert phrase_share(pairs, verbatim, whole_phrase(pairs)) == WHOLE_PHRASE
+    assert phrase_share(pairs, apart, whole_phrase(pairs)) < 1.0
+    ranked = phrase_rerank(iter([(2, 8.0), (1, 4.0)]), {1: verbatim, 2: apart}.get, pairs, 2, 2)  # type: ignore[arg-type]
+    assert [doc for doc, _ in ranked] == [1, 2]
+    assert whole_phrase(phrase_pairs("two words")) == ""  # a pair is already the whole phrase
