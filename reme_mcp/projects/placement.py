@@ -88,9 +88,17 @@ def is_plugin_folder(folder: Path, environ: dict[str, str]) -> bool:
         if value and _same(Path(value), folder):
             return True
     # A plugin as hosts copy it: the manifest and launcher, and no repository around them (a
-    # checkout of reme-mcp itself is a project like any other).
-    marks = (folder / "plugin.json").is_file() and (folder / "bin" / "reme-mcp").is_file()
-    return marks and not any((parent / ".git").exists() for parent in (folder, *folder.parents))
+    # checkout of reme-mcp itself is a project like any other). A repository at the home folder
+    # (dotfiles) is no project's (identity.py), so the walk up stops there.
+    if not ((folder / "plugin.json").is_file() and (folder / "bin" / "reme-mcp").is_file()):
+        return False
+    home = Path.home()
+    for parent in (folder, *folder.parents):
+        if parent == home:
+            return True
+        if (parent / ".git").exists():
+            return False
+    return True
 
 
 def host_folder(cwd: Path, environ: dict[str, str]) -> Path | None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.identity import find_project, normalise_remote
+from reme_mcp.projects.placement import is_plugin_folder
 from tests.projects.repos import clone, git, repository, worktree
 
 
@@ -122,3 +125,20 @@ def test_a_fork_with_another_remote_is_another_project(tmp_path: Path) -> None:
     name, ws = memory.workspace_of(a)
     memory.prepare(ws, a)
     assert memory.workspace_of(b)[0] != name
+
+
+def test_a_plugin_folder_is_no_project_even_under_a_home_that_is_a_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    repository(home)  # dotfiles
+    monkeypatch.setenv("HOME", str(home))
+    cache = home / ".codex" / "plugins" / "cache" / "reme-mcp" / "1.0.0"
+    checkout = repository(tmp_path / "reme-mcp-checkout")
+    for folder in (cache, checkout):
+        (folder / "bin").mkdir(parents=True)
+        (folder / "plugin.json").write_text("{}")
+        (folder / "bin" / "reme-mcp").write_text("#!/bin/sh\n")
+    assert is_plugin_folder(cache, {})
+    assert not is_plugin_folder(checkout, {})  # a checkout of reme-mcp is a project like any other
+    assert is_plugin_folder(checkout, {"PLUGIN_ROOT": str(checkout)})
