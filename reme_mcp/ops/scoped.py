@@ -203,8 +203,8 @@ class ScopedMemory:
             raise ReMeError(f"scope {scope!r} is not where a note can go: use project or personal")
         label, workspace = place.write_target if scope == "project" else (PERSONAL, place.home.personal)
         memory = self.open(workspace)
-        # Checked before anything is made: a refused note leaves no folder behind.
-        memory.intake(content, name, description, date, tags, request_id)
+        if not workspace.is_dir():  # a first write: checked before the folder is made, so a refused note leaves none
+            memory.intake(content, name, description, date, tags, request_id)
         place.home.prepare(workspace, place.project if label != PERSONAL else None)
         result = memory.remember(content, name, description, date, tags, request_id, supersedes)
         notice = self.notice if scope == "project" else None
