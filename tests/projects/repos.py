@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 GIT_ENV = {
@@ -52,3 +53,17 @@ def clone(remote: Path, folder: Path) -> Path:
 def worktree(repo: Path, folder: Path) -> Path:
     git(repo, "worktree", "add", "-q", "-b", f"wt-{folder.name}", str(folder))
     return folder
+
+
+def user_env(reme_home: Path) -> dict[str, str]:
+    """A person's environment with no reme-mcp or host settings of the tester's, memory under
+    `reme_home`, the suite's private index folder and lexical search."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE_"))}
+    return env | {"REME_HOME": str(reme_home), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+
+
+def reme(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`reme-mcp ARGS` as a person runs it in `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "reme_mcp", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )

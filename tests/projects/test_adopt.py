@@ -5,17 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.projects.repos import repository
-
-
-def _reme(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reme_mcp", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+from tests.projects.repos import reme, repository, user_env
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -27,9 +19,8 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def test_adopt_sorts_by_the_dialogs_folder_and_moves_the_rest_to_personal(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}
     reme_home = tmp_path / "reme"
-    env |= {"REME_HOME": str(reme_home), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+    env = user_env(reme_home)
     app = repository(tmp_path / "app", remote=tmp_path / "app.git")
     old = tmp_path / "plugin-data" / "workspace"
     (old / "session/dialog/claude_code").mkdir(parents=True)
@@ -48,12 +39,12 @@ def test_adopt_sorts_by_the_dialogs_folder_and_moves_the_rest_to_personal(tmp_pa
     (old / "daily/2026-11-01.md").write_text("My own words.\n\n<!-- notes:auto -->\n(none)\n<!-- /notes:auto -->\n")
     before = _tree(old)
 
-    dry = _reme(app, env, "project", "adopt", "--from", str(old), "--dry-run")
+    dry = reme(app, env, "project", "adopt", "--from", str(old), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "pnpm.md -> app-" in dry.stdout and "tea.md -> personal" in dry.stdout, dry.stdout
     assert _tree(old) == before and not reme_home.exists()  # a dry run moves nothing
 
-    done = _reme(app, env, "project", "adopt", "--from", str(old))
+    done = reme(app, env, "project", "adopt", "--from", str(old))
     assert done.returncode == 0, done.stderr
     (project,) = (reme_home / "projects").glob("app-*")
     assert (project / "daily/2026-11-01/pnpm.md").read_text().endswith("This repo uses pnpm.\n")
@@ -63,11 +54,11 @@ def test_adopt_sorts_by_the_dialogs_folder_and_moves_the_rest_to_personal(tmp_pa
     assert not (old / "daily/2026-11-01/pnpm.md").exists() and not (old / "daily/2026-11-01/tea.md").exists()
     assert "My own words.\n" in (old / "daily/2026-11-01.md").read_text()  # a person's text stays
 
-    found = _reme(app / "src", env, "search", "pnpm")
+    found = reme(app / "src", env, "search", "pnpm")
     assert "pnpm.md" in found.stdout and "[app-" in found.stdout, found.stdout
     elsewhere = repository(tmp_path / "other")
-    assert _reme(elsewhere, env, "search", "pnpm").stdout.startswith("No memory matched")
-    assert "green tea" in _reme(elsewhere, env, "search", "green tea").stdout
+    assert reme(elsewhere, env, "search", "pnpm").stdout.startswith("No memory matched")
+    assert "green tea" in reme(elsewhere, env, "search", "green tea").stdout
 
 
 def test_ingest_files_each_session_under_the_project_it_ran_in(tmp_path: Path) -> None:
@@ -80,11 +71,11 @@ def test_ingest_files_each_session_under_the_project_it_ran_in(tmp_path: Path) -
     log = LAYOUTS["claude-code"].install(home)
     # The host logged the session as run in a subfolder of the repository.
     log.write_text(log.read_text().replace("/home/user/projects/demo", str(app / "src")))
-    done = _reme(tmp_path, env, "ingest", "backfill", "claude-code")
+    done = reme(tmp_path, env, "ingest", "backfill", "claude-code")
     assert done.returncode == 0 and "imported 1 session(s)" in done.stdout, done.stdout + done.stderr
     (project,) = (home / ".reme" / "projects").glob("app-*")
     assert list(project.glob("session/dialog/claude_code/*.jsonl"))
     assert not (home / ".reme" / "personal" / "session").exists()
-    found = _reme(app, env, "search", "蓝鲸-731", "--json")
+    found = reme(app, env, "search", "蓝鲸-731", "--json")
     hits = json.loads(found.stdout)["results"]
     assert hits and hits[0]["project"] == project.name and hits[0]["path"].startswith("session/dialog/claude_code/")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.projects.repos import clone, repository, worktree
+from tests.projects.repos import clone, repository, user_env, worktree
 
 pytestmark = pytest.mark.anyio
 PROJECTS = 5
@@ -20,8 +20,7 @@ NOTES_PER_PROJECT = 40
 
 def server(folder: Path, reme_home: Path) -> Client:
     """`reme-mcp` as a host starts it: no workspace named, in the folder the host runs in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}
-    env |= {"REME_HOME": str(reme_home), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+    env = user_env(reme_home)
     params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp"], env=env, cwd=folder)
     return Client(params, read_timeout_seconds=60)
 

@@ -3,7 +3,6 @@ notifications/roots/list_changed, through a real server process and the SDK's ow
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from tests.projects.repos import repository
+from tests.projects.repos import repository, user_env
 
 pytestmark = pytest.mark.anyio
 
@@ -29,8 +28,7 @@ async def test_roots_decide_the_project_and_a_change_of_roots_is_followed(tmp_pa
         asked.append(uris)
         return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in uris])  # type: ignore[arg-type]
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE_"))}
-    env |= {"REME_HOME": str(tmp_path / "reme"), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+    env = user_env(tmp_path / "reme")
     # Started in a folder of its own, as some hosts start servers: the roots, not the folder, decide.
     params = StdioServerParameters(command=sys.executable, args=["-m", "reme_mcp"], env=env, cwd=elsewhere)
     client = Client(params, read_timeout_seconds=60, list_roots_callback=list_roots, mode="legacy")  # type: ignore[arg-type]

@@ -3,26 +3,16 @@ memory never does, through `reme-mcp sync` and real bare repositories on disk.""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from reme_mcp.config import load_settings
 from reme_mcp.ops.memories import Memories
-from tests.projects.repos import git, repository
-
-
-def _reme(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reme_mcp", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+from tests.projects.repos import git, reme, repository, user_env
 
 
 def test_a_personal_note_never_reaches_the_projects_remote(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}
     reme_home = tmp_path / "reme"
-    env |= {"REME_HOME": str(reme_home), "REME_INDEX_DIR": os.environ["REME_INDEX_DIR"], "REME_SEMANTIC": "off"}
+    env = user_env(reme_home)
     env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
     app = repository(tmp_path / "app", remote=tmp_path / "app.git")
     memory_remote = tmp_path / "app-memory.git"
@@ -36,9 +26,9 @@ def test_a_personal_note_never_reaches_the_projects_remote(tmp_path: Path) -> No
     view.remember("The app deploys with Helm chart app-7.")
     view.remember("The person signs commits with the key on the yubikey.", scope="personal")
 
-    done = _reme(app / "src", env, "sync", "--init", str(memory_remote))
+    done = reme(app / "src", env, "sync", "--init", str(memory_remote))
     assert done.returncode == 0, done.stderr
-    done = _reme(app, env, "sync", "--personal", "--init", str(personal_remote))
+    done = reme(app, env, "sync", "--personal", "--init", str(personal_remote))
     assert done.returncode == 0, done.stderr
 
     project_copy = tmp_path / "project-copy"
