@@ -7,7 +7,7 @@ from collections import Counter
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.index import IndexState, MemoryIndex
-from reme_mcp.index.semantic_hook import semantic_report
+from reme_mcp.index.semantic_hook import semantic_report, vectors_behind
 from reme_mcp.notes.day_lag import lagging
 from reme_mcp.ops import refusals
 from reme_mcp.ops.models import IN_LINE, DoctorReport, IndexReport
@@ -34,11 +34,11 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         sync=team_status(ws),
         secrets_refused=refusals.summary(index.directory.parent),
         semantic=semantic_report(index.semantic, settings.semantic, model=settings.semantic_model),
-        behind=_behind(ws, state) if state is not None else IN_LINE,
+        behind=_behind(ws, state, vectors_behind(index.semantic)) if state is not None else IN_LINE,
     )
 
 
-def _behind(ws: Workspace, state: IndexState) -> dict[str, str] | str:
+def _behind(ws: Workspace, state: IndexState, vectors: int) -> dict[str, str] | str:
     """Derived files behind the notes, and what catches each up: a process that failed to write
     one (a full disk) owes it and writes it on its own as soon as it can."""
     out: dict[str, str] = {}
@@ -52,6 +52,12 @@ def _behind(ws: Workspace, state: IndexState) -> dict[str, str] | str:
         out["index"] = (
             f"{state.stale} file(s) not indexed as they are now; the writing process's batch, "
             "or the next search, indexes them as soon as the index can be written"
+        )
+    if vectors:
+        out["vectors"] = (
+            f"{vectors} file(s) whose saved vectors for search by meaning are not as the index holds them; "
+            "the process embedding them saves them within a second of the index folder taking writes, "
+            "and the next search by meaning embeds what no process holds"
         )
     return out or IN_LINE
 
