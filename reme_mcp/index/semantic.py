@@ -39,6 +39,7 @@ from reme_mcp.index.schema import FileRecord
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.storage import locks
+from reme_mcp.storage.batching import RETRY
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -171,6 +172,18 @@ class SemanticStage:
             status = "embedding"
         return SemanticState(self.model, status, self.vectors.chunk_count(), waiting, unreadable)
 
+    def unsaved_files(self) -> int:
+        """Files whose vectors on disk are not as the index holds them now (not embedded yet, or a save
+        refused), and files saved that the index no longer holds: what `doctor` calls behind. 0 until
+        the model has loaded, and when it cannot (search by meaning is off then: nothing is owed)."""
+        if self.failure is not None or self._query_model is None:
+            return 0
+        store = self._store
+        with store.mutex:
+            records = store.records() if store.exists() else {}
+        saved = self.vectors.stored_hashes()
+        return len(self._due(records, saved)) + sum(1 for p in saved if p not in records)
+
     def _behind(self) -> tuple[int, int, int]:
         """Files the index holds that are not embedded as they are now, files embedded that it no
         longer holds, and files the model failed on as they are now."""
@@ -219,16 +232,23 @@ class SemanticStage:
         self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
         elsewhere = False  # another process is embedding this workspace
+        failed: str | None = None  # why the last round failed, said once until it changes
         while not self._stopping.is_set():
-            self._wake.wait(LOOK_AGAIN if elsewhere else None)
+            # Vectors are derived state: a round that failed, or a save refused (a full disk, a
+            # read-only folder), is tried again on its own within a second (storage/batching.py's
+            # rule), not only when the index next changes.
+            behind = failed is not None or self.vectors.unsaved
+            self._wake.wait(LOOK_AGAIN if elsewhere else RETRY if behind else None)
             self._wake.clear()
             if self._stopping.is_set():
                 break
             try:
-                elsewhere = not self._catch_up_alone(worker)
-            except Exception as exc:  # the index changed under us, a full disk: the next wake tries again
-                elsewhere = False
-                log.warning("reme-mcp: embedding stopped for now (%s: %s)", exc.__class__.__name__, exc)
+                elsewhere, failed = not self._catch_up_alone(worker), None
+            except Exception as exc:  # the index changed under us, the machine out of memory
+                elsewhere, why = False, f"{exc.__class__.__name__}: {exc}"
+                if why != failed:
+                    log.warning("reme-mcp: embedding stopped for now (%s); tried again in a second", why)
+                failed = why
             if not elsewhere and not self._wake.is_set():
                 self._idle.set()
 

@@ -72,6 +72,11 @@ class SemanticHook:
             self._stage = SemanticStage(self._store, self._store.folder, self._model, self._models_home)
         return self._stage
 
+    @property
+    def started(self) -> bool:
+        """Whether this process has made the stage (a search, a warm-up or the doctor's report)."""
+        return self._stage is not None
+
     def changed(self) -> None:
         """Wake the stage if the index holds another generation than it last saw (or never woke it)."""
         now = (self._store.identity(), self._store.records_generation)
@@ -107,6 +112,8 @@ class SemanticHook:
         if self._stage is not None:
             self._stage.vectors.drop(list(paths))
             self._stage.vectors.save()
+            if self._stage.vectors.unsaved:  # refused (a full disk): the stage's thread saves it again
+                self._stage.wake()
 
     def state(self) -> SemanticState:
         return self.stage.state()
@@ -177,6 +184,12 @@ def _idf(searcher: Searcher, text: str) -> dict[str, float]:
 
 def _chunk_id(hit: Hit) -> str:
     return f"{hit.path}#{hit.start_line}"
+
+
+def vectors_behind(hook: SemanticHook | None) -> int:
+    """Files whose saved vectors are not as the index holds them (`doctor`'s behind); 0 with search
+    by meaning off or its stage never started in this process."""
+    return hook.stage.unsaved_files() if hook is not None and hook.started else 0
 
 
 def semantic_report(

@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 
 from reme_mcp.embedding import centring
 from reme_mcp.embedding.runtime import Vectors
+from reme_mcp.errors import SaidOnce
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -180,6 +181,11 @@ class VectorStore:
         # The description on disk as this process last read or wrote it: another's save shows
         # as a change (refresh).
         self._seen: tuple[int, int, int] | None = None
+        self._unwritable = SaidOnce(
+            log,
+            "saving the vectors of search by meaning",
+            "searches by meaning answer from the vectors in memory, which are saved as soon as they can be",
+        )
 
     # ---- what is held --------------------------------------------------------------------
 
@@ -242,6 +248,23 @@ class VectorStore:
         return self._matrix
 
     # ---- on disk -------------------------------------------------------------------------
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether this process holds vectors it has not saved (a save refused: its stage tries again)."""
+        with self._lock:
+            return self._unsaved
+
+    def stored_hashes(self) -> dict[str, str]:
+        """The content hash each file had when its vectors were saved, by path, read from the disk
+        now (`doctor`: what another process would load); empty when nothing of this model is saved."""
+        try:
+            meta = json.loads(self._meta.read_text(encoding="utf-8"))
+            if meta.get("format") != FORMAT or meta.get("model") != self.model or meta.get("dim") != self.dim:
+                return {}
+            return {str(entry["path"]): str(entry["hash"]) for entry in meta["files"]}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
 
     def load(self) -> None:
         """Read what an earlier process embedded; anything unreadable or foreign is started afresh."""
@@ -320,8 +343,9 @@ class VectorStore:
             for tmp in (tmp_npy, tmp_meta, rows):
                 with contextlib.suppress(OSError):
                     tmp.unlink()
-            log.warning("reme-mcp: the vectors could not be saved (%s); they stay in memory", exc)
+            self._unwritable.failed(exc)
             return
+        self._unwritable.cleared()
         with self._lock:
             self._seen = self._signature()
         with contextlib.suppress(OSError):

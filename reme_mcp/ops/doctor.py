@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.index import IndexState, MemoryIndex
-from reme_mcp.index.semantic_hook import semantic_report
+from reme_mcp.index.semantic_hook import semantic_report, vectors_behind
 from reme_mcp.notes.day_lag import lagging
 from reme_mcp.ops import refusals
 from reme_mcp.ops.models import IN_LINE, DoctorReport, IndexReport
 from reme_mcp.storage.workspace import Workspace, file_kind
 
+if TYPE_CHECKING:
+    from reme_mcp.team.status import SyncStatus
 
-def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorReport:
-    """What `reme-mcp doctor` prints; reads, never changes anything."""
+
+def report(settings: Settings, ws: Workspace, index: MemoryIndex, sync: SyncStatus | None = None) -> DoctorReport:
+    """What `reme-mcp doctor` prints; reads, never changes anything. `sync`: this process's record of
+    its last team sync (a record it could not write yet is shown, and named behind)."""
     from reme_mcp.ingest.cursors import cursor_summary
     from reme_mcp.team.status import summary as team_status
 
@@ -31,14 +36,14 @@ def report(settings: Settings, ws: Workspace, index: MemoryIndex) -> DoctorRepor
         version=__version__,
         index=_index_report(state) if state is not None else None,
         ingest=cursor_summary(ws) or "off (no source imported; see reme-mcp ingest sources)",
-        sync=team_status(ws),
+        sync=team_status(ws, sync),
         secrets_refused=refusals.summary(index.directory.parent),
         semantic=semantic_report(index.semantic, settings.semantic, model=settings.semantic_model),
-        behind=_behind(ws, state) if state is not None else IN_LINE,
+        behind=_behind(ws, state, vectors_behind(index.semantic), sync) if state is not None else IN_LINE,
     )
 
 
-def _behind(ws: Workspace, state: IndexState) -> dict[str, str] | str:
+def _behind(ws: Workspace, state: IndexState, vectors: int, sync: SyncStatus | None) -> dict[str, str] | str:
     """Derived files behind the notes, and what catches each up: a process that failed to write
     one (a full disk) owes it and writes it on its own as soon as it can."""
     out: dict[str, str] = {}
@@ -52,6 +57,19 @@ def _behind(ws: Workspace, state: IndexState) -> dict[str, str] | str:
         out["index"] = (
             f"{state.stale} file(s) not indexed as they are now; the writing process's batch, "
             "or the next search, indexes them as soon as the index can be written"
+        )
+    if vectors:
+        out["vectors"] = (
+            f"{vectors} file(s) whose saved vectors for search by meaning are not as the index holds them; "
+            "the process embedding them saves them within a second of the index folder taking writes, "
+            "and the next search by meaning embeds what no process holds"
+        )
+    owed = sync.owed if sync is not None else None
+    if owed is not None:
+        outcome = f"failed: {owed['error']}" if owed.get("error") else "worked"
+        out["sync"] = (
+            f"the last sync ({owed['last_attempt']}, {outcome}) is not recorded on disk yet; "
+            "this process records it as soon as the state folder can be written"
         )
     return out or IN_LINE
 

@@ -51,6 +51,7 @@ from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
 from reme_mcp.storage.text import readable
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
+from reme_mcp.team.status import SyncStatus
 
 if TYPE_CHECKING:
     from reme_mcp.team.background import BackgroundSync
@@ -88,6 +89,7 @@ class Memory:
         )
         self.days = DayIndex(self.ws, refreshed=self.index.written)
         self._team: BackgroundSync | None = None
+        self.sync_status = SyncStatus(self.ws)  # the last team sync, owed to the disk when refused
 
     # ---- search ------------------------------------------------------------------------------
 
@@ -411,13 +413,13 @@ class Memory:
 
     def doctor(self) -> DoctorReport:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
-        return doctor.report(self.settings, self.ws, self.index)
+        return doctor.report(self.settings, self.ws, self.index, self.sync_status)
 
     def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
         """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/gone.py)."""
         from reme_mcp.team.run import Sync
 
-        report = Sync(self.ws, interactive).run(dry_run=dry_run, init=init)
+        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init)
         if not dry_run:
             report.indexed = gone.caught_up(self.index, self.ledger, report)
         return report

@@ -14,13 +14,15 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from reme_mcp.errors import os_error_line
 from reme_mcp.notes.day_index import DayIndexFile
 from reme_mcp.notes.day_notes import DayNotes
 from reme_mcp.storage.workspace import Workspace
-from reme_mcp.team import changes, renames, status
+from reme_mcp.team import changes, renames
 from reme_mcp.team.changes import Change
 from reme_mcp.team.git import GitError
 from reme_mcp.team.repo import DERIVED, EXCLUDED, SEEN, Repo, Upstream
+from reme_mcp.team.status import SyncStatus
 from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked, incoming_entries, vet
 
 INCOMING = "refs/reme-mcp/incoming"
@@ -62,8 +64,11 @@ class SyncReport:
 class Sync:
     """Sync one workspace with its remote."""
 
-    def __init__(self, ws: Workspace, interactive: bool = True) -> None:
+    def __init__(self, ws: Workspace, interactive: bool = True, status: SyncStatus | None = None) -> None:
         self.ws = ws
+        # The process's record of the last sync (ops/memory.py keeps one a workspace): a record
+        # this run cannot write is written by it later, and `doctor` shows it meanwhile.
+        self.status = status or SyncStatus(ws)
         self.repo = Repo(ws, interactive)
         self.git = self.repo.git
 
@@ -78,12 +83,12 @@ class Sync:
             up = self.repo.upstream()
             with self.ws.lock("sync"):
                 report = self._plan(up) if dry_run else self._sync(up)
-        except GitError as exc:
+        except (GitError, OSError) as exc:  # OSError: a file of the sync's own (a full disk, a read-only folder)
             if not dry_run and self.ws.root.is_dir():
-                status.record(self.ws, error=str(exc))
+                self.status.record(str(exc) if isinstance(exc, GitError) else os_error_line(exc, "syncing"))
             raise
         if not dry_run:
-            status.record(self.ws, error=None, came_in=len(report.came_in), went_out=len(report.went_out))
+            self.status.record(None, came_in=len(report.came_in), went_out=len(report.went_out))
         return report
 
     # ---- the steps ---------------------------------------------------------------------------
