@@ -13,6 +13,8 @@ from reme_mcp.config import default_models_home
 from reme_mcp.embedding import hub_models
 from reme_mcp.embedding.centring import Read, Vectors
 from reme_mcp.embedding.e5_embedder import Embedder
+from reme_mcp.embedding.pair_embedder import E5_MODEL, PairEmbedder
+from reme_mcp.embedding.pair_embedder import MODEL as PAIR_MODEL
 from reme_mcp.embedding.trust import Trust
 from reme_mcp.embedding.use_embedder import MODEL as USE_MODEL
 from reme_mcp.embedding.use_embedder import UseEmbedder
@@ -42,8 +44,9 @@ def model_key(name: str, models_home: Path | None) -> str:
 # Loaded models, one per (model, folder, means, threads) in a process: a server reads a project's
 # workspace and the personal one, each with its semantic stage, and a model holds 200-300 MB.
 # The runtimes answer concurrent calls (onnxruntime sessions are thread-safe).
+PAIR = (USE_MODEL, E5_MODEL)
 _LOADED: dict[tuple[str, Path, Path | None, int], TextEmbedder] = {}
-_LOADING = threading.Lock()
+_LOADING = threading.RLock()  # the pair of models loads its two halves through open_embedder
 
 
 def open_embedder(name: str, models_home: Path | None, means_file: Path | None, threads: int = 1) -> TextEmbedder:
@@ -61,6 +64,9 @@ def open_embedder(name: str, models_home: Path | None, means_file: Path | None, 
 
 
 def _load(name: str, home: Path, means_file: Path | None, threads: int) -> TextEmbedder:
+    if name == PAIR_MODEL:
+        halves = [(half, means_file and means_file.with_name(means_file.name.replace(name, half, 1))) for half in PAIR]
+        return PairEmbedder(*(open_embedder(half, home, means, threads) for half, means in halves))
     if name == USE_MODEL:
         return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):

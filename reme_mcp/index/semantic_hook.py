@@ -19,12 +19,13 @@ from reme_mcp.embedding import hub_models
 from reme_mcp.index import fusion, ranking
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.store import IndexStore
-from reme_mcp.storage.workspace import Workspace
+from reme_mcp.storage.workspace import Workspace, file_kind
 
 if TYPE_CHECKING:
     from reme_mcp.index.semantic import SemanticStage, SemanticState
 
 T = TypeVar("T")
+DIALOGS = ("dialog", "transcript")  # the kinds of files whose chunks are a conversation's messages
 # How many chunks the model offers a search, before the filters and the similarity bar.
 SEMANTIC_DEPTH = 30
 FIRST_LOAD_WAIT = 3.0  # seconds
@@ -153,7 +154,10 @@ class SemanticHook:
         meant_at = {n.key.chunk_id: n.at for n in found}
         if not near and not similar:
             return hits, total
-        order = fusion.fuse(hits, near, _chunk_id, lambda h: h.content, text, covered, similar, self.stage.trust)
+        notes = {n.key.chunk_id for n in found if file_kind(n.key.path) not in DIALOGS}
+        order = fusion.fuse(
+            hits, near, _chunk_id, lambda h: h.content, text, covered, similar, self.stage.trust, notes.__contains__
+        )
         by_id = {_chunk_id(h): h for h in hits}
         worded = set(by_id)
         wanted = [c for c, _ in order[: limit + len(hits)] if c not in by_id]

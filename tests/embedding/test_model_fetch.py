@@ -402,13 +402,14 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     from reme_mcp.config import Settings
-    from reme_mcp.embedding import use_embedder
+    from reme_mcp.embedding import pair_embedder, use_embedder
 
-    assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *e5_embedder.MODELS}
+    assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *e5_embedder.MODELS, pair_embedder.MODEL}
     assert hub_models.BUNDLED[0] == use_embedder.MODEL == Settings.semantic_model
     assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [
         use_embedder.DIM,
         e5_embedder.DIM,
+        use_embedder.DIM + e5_embedder.DIM,
         e5_embedder.DIM,
     ]
 

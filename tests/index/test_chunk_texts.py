@@ -24,6 +24,11 @@ def _read(tmp_path: Path) -> dict[str, FileTexts]:
     lines = [message(f"m{i}", who, role, text, WHEN) for i, (who, role, text) in enumerate(turns)]
     write(root, "session/dialog/s1.jsonl", "\n".join(lines) + "\n")
     write(root, "digest/tart.md", "---\nname: tart\n---\n## Recipe\nLemon, butter, eggs.\n\n## Oven\n180 degrees.\n")
+    write(
+        root,
+        "daily/2026-11-28/pastry.md",
+        "---\nname: pastry\ndescription: 'Why the tart\n  crust went soggy'\n---\n## Crust\nBlind-bake it first.\n\n## Filling\nLess juice.\n",
+    )
     ws = Workspace(root)
     index = MemoryIndex(ws, home=tmp_path / "indexes")
     index.sync(force=True)
@@ -54,3 +59,15 @@ def test_a_note_is_read_as_written_section_by_section(tmp_path: Path) -> None:
     assert len(note.texts) == len(note.chunks) == 2
     assert "Lemon, butter, eggs." in note.texts[0] and "(" not in note.texts[0]
     assert "180 degrees." in note.texts[1]
+
+
+def test_a_note_is_read_with_its_description_once_at_its_start(tmp_path: Path) -> None:
+    # The description is the note's own summary (ReMe writes one for each note): a question
+    # in other words meets it more often than the body's details.
+    read = _read(tmp_path)
+    note = read["daily/2026-11-28/pastry.md"]
+    assert note.texts[0].startswith("Why the tart crust went soggy\n") and "Blind-bake it first." in note.texts[0]
+    assert "soggy" not in note.texts[1]
+    assert not any("(" in text for text in note.texts)
+    assert read["digest/tart.md"].texts[0].startswith("## Recipe")  # no description, nothing added
+    assert all("soggy" not in text for text in read["session/dialog/s1.jsonl"].texts)

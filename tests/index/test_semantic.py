@@ -274,8 +274,8 @@ async def test_a_note_sharing_only_a_function_word_does_not_hide_the_answer(tmp_
 @needs_e5
 async def test_e5_reorders_a_lexical_result_but_not_its_best_hit_and_the_default_keeps_it(tmp_path: Path) -> None:
     """A question whose words the notes hold: with multilingual-e5-small the note that answers
-    it rises among the lexical hits, and the lexical stage's best hit keeps its place; the
-    default model, which ranks dialog lines worse than the words do, leaves the lexical order."""
+    it rises among the lexical hits, and the lexical stage's best hit keeps its place; with the
+    default model too the lexical stage's best hit stays first, among the same notes."""
     root = tmp_path / "ws"
     answer = "Maria is giving a tour of her roses on the first Saturday of June."
     notes = [
@@ -291,7 +291,8 @@ async def test_e5_reorders_a_lexical_result_but_not_its_best_hit_and_the_default
         lexical = await top_paths(c, query, 5)
     async with client(root, "on") as c:
         assert await found_within(c, "What is Maria showing people in early summer?", paths[answer], limit=1)
-        assert await top_paths(c, query, 5) == lexical
+        default = await top_paths(c, query, 5)
+    assert default[0] == lexical[0] and sorted(default) == sorted(lexical)
     async with client(root, "on", E5) as c:
         # Embedded once a paraphrase of the answer finds it.
         assert await found_within(c, "What is Maria showing people in early summer?", paths[answer], limit=1)
@@ -961,3 +962,23 @@ def test_servers_sharing_a_workspace_embed_it_once(tmp_path: Path) -> None:
     counts = sorted(int(out.split()[0]) for out, _ in said)
     assert counts[0] == 0 and counts[1] >= len(notes), counts
     assert all(out.split()[1].endswith(".md") and "car" in (root / out.split()[1]).read_text() for out, _ in said)
+
+
+def test_a_day_index_is_found_by_its_words_but_not_embedded(tmp_path: Path) -> None:
+    """A day index sums up its notes; by meaning it would outrank the notes it lists."""
+    from reme_mcp.ops.memory import Memory
+
+    memory = Memory(load_settings(str(tmp_path / "ws"), "UTC", "on"))
+    note = memory.remember("The release freeze starts on Friday.", date="2026-11-28").path
+    day = tmp_path / "ws" / "daily" / "2026-11-28.md"
+    day.write_text(day.read_text(encoding="utf-8") + "\nBusy day: the freeze and the offsite.\n", encoding="utf-8")
+    memory.search("offsite")  # syncs the index and wakes the stage
+    hook = memory.index.semantic
+    assert hook is not None and hook.wait(DEADLINE)
+    assert set(hook.stage.vectors.hashes()) == {note}
+    report = memory.doctor().semantic
+    assert isinstance(report, dict) and report["files_waiting"] == 0, report
+    behind = memory.doctor().behind
+    assert not isinstance(behind, dict) or "vectors" not in behind, behind
+    assert [hit.path for hit in memory.search("offsite").results] == ["daily/2026-11-28.md"]
+    memory.finish()

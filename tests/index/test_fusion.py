@@ -1,0 +1,59 @@
+"""How the lexical and the semantic rankings are joined (index/fusion.py)."""
+
+from __future__ import annotations
+
+from reme_mcp.index.fusion import alternate, fuse
+
+# Lexical hits as (chunk id, text); the model's ranking as (chunk id, cosine similarity).
+LEXICAL = [(f"daily/2026-11-0{i}/n.md#1", f"we talked about item {i} today") for i in range(1, 7)]
+
+
+def _fused(
+    query: str, semantic: list[tuple[str, float]], covered: float = 0.9, notes: set[str] | None = None
+) -> list[str]:
+    turns = (lambda chunk: True) if notes is None else notes.__contains__
+    order = fuse(
+        LEXICAL, semantic, lambda h: h[0], lambda h: h[1], query, [covered] * len(LEXICAL), None, takes_turns=turns
+    )
+    return [chunk for chunk, _ in order]
+
+
+def test_the_models_first_chunk_is_shown_beside_a_strong_lexical_ranking() -> None:
+    # The words found their hits well (coverage 0.9), and the model ranks first a chunk they
+    # missed: it comes second, not after the words' near-misses.
+    meant = [("digest/answer.md#1", 0.62), ("digest/other.md#4", 0.41), (LEXICAL[0][0], 0.35)]
+    order = _fused("what did we decide about the thing", meant)
+    assert order[:4] == [LEXICAL[0][0], "digest/answer.md#1", LEXICAL[1][0], "digest/other.md#4"]
+    assert set(order) == {c for c, _ in LEXICAL} | {c for c, _ in meant}
+
+
+def test_the_model_leads_where_the_words_found_little() -> None:
+    meant = [("digest/answer.md#1", 0.62), ("digest/other.md#4", 0.41)]
+    order = _fused("what did we decide about the thing", meant, covered=0.05)
+    assert order[:2] == ["digest/answer.md#1", "digest/other.md#4"]
+
+
+def test_a_dialogs_messages_do_not_take_turns() -> None:
+    # The model judges which message answers a question worse than the words do: its messages
+    # join only by the fused ranks, below a strong lexical stage's hits.
+    meant = [("session/dialog/s1.jsonl#3", 0.62), ("digest/answer.md#1", 0.55)]
+    order = _fused("what did we decide about the thing", meant, notes={"digest/answer.md#1"})
+    assert order[:2] == [LEXICAL[0][0], "digest/answer.md#1"]
+    assert "session/dialog/s1.jsonl#3" not in order  # a strong lexical stage adds no chunk of the model's
+
+
+def test_a_verbatim_hit_keeps_the_lead_and_a_strong_lexical_stage_answers_alone() -> None:
+    meant = [("digest/answer.md#1", 0.62)]
+    order = _fused("item 3 today", meant)
+    assert order[0] == LEXICAL[2][0]
+    assert order[1:] == [c for c, _ in LEXICAL if c != LEXICAL[2][0]]
+
+
+def test_chunks_under_the_models_floor_are_not_offered() -> None:
+    order = _fused("what did we decide", [("digest/unrelated.md#1", 0.05)])
+    assert "digest/unrelated.md#1" not in order
+
+
+def test_alternate_takes_each_chunk_once_in_turn() -> None:
+    assert alternate(["a", "b", "c", "d"], ["x", "b", "y"]) == ["a", "x", "b", "y", "c", "d"]
+    assert alternate([], ["x", "y"]) == ["x", "y"]
