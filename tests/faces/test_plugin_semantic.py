@@ -24,7 +24,7 @@ from tests.hosts.script import REME_TOOLS
 
 NOTE = "The cache problem in the build farm was fixed by pinning the resolver to version 7."
 EXTRA_MISSING = "semantic: off (the semantic extra is not installed"
-MODEL_LINE = "  model: use-multilingual-v3"
+MODEL_LINE = "  model: use-e5-small"
 
 
 def _setting(value: str | None, *, with_uv: bool = True, **extra: str) -> dict[str, str]:

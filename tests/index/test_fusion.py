@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reme_mcp.index.fusion import alternate, fuse
+from reme_mcp.index.fusion import fuse, take_turns
 
 # Lexical hits as (chunk id, text); the model's ranking as (chunk id, cosine similarity).
 LEXICAL = [(f"daily/2026-11-0{i}/n.md#1", f"we talked about item {i} today") for i in range(1, 7)]
@@ -54,6 +54,12 @@ def test_chunks_under_the_models_floor_are_not_offered() -> None:
     assert "digest/unrelated.md#1" not in order
 
 
-def test_alternate_takes_each_chunk_once_in_turn() -> None:
-    assert alternate(["a", "b", "c", "d"], ["x", "b", "y"]) == ["a", "x", "b", "y", "c", "d"]
-    assert alternate([], ["x", "y"]) == ["x", "y"]
+def test_turns_take_each_chunk_once_and_the_models_pass_over_a_file_already_shown() -> None:
+    def file_of(chunk: str) -> str:
+        return chunk.rpartition("#")[0]
+
+    fused = ["a#1", "a#9", "b#1", "c#1"]  # two messages of one dialog stay side by side
+    meant = ["x#1", "x#5", "a#9", "y#1"]
+    assert take_turns(fused, meant, False, file_of) == ["a#1", "x#1", "a#9", "y#1", "b#1", "c#1", "x#5"]
+    assert take_turns(fused, meant, True, file_of) == ["x#1", "a#1", "y#1", "a#9", "b#1", "c#1", "x#5"]
+    assert take_turns(fused, [], False, file_of) == fused

@@ -324,7 +324,7 @@ def test_a_deleted_file_is_dropped_and_doctor_says_how_far_embedding_is(tmp_path
         raise AssertionError(report)
 
     first = settles(lambda r: r["status"] == "ready" and r["files_waiting"] == 0 and r["embedded_chunks"] > 0)
-    assert first["model"] == "use-multilingual-v3"
+    assert first["model"] == "use-e5-small"
     (tmp_path / "ws" / paths[0]).unlink()
     # It says "embedding" until the deleted file's vectors are dropped.
     settles(
