@@ -6,8 +6,8 @@ when the host ends the launcher, and makes the starts of one plugin version shar
 the first takes a lock and hands it to its build process, which holds it until it ends;
 a start that finds the lock taken waits for that build instead of running a second one
 beside it (two builds at once take twice the CPU a host's session is waiting on).
-The plain environment and the one with the semantic extra (REME_SEMANTIC=on) are two
-folders with a lock each, so one may build while the other serves.
+The plain environment and the one with the semantic extra are two folders with a lock
+each, so one may build while the other serves.
 Standard library only, like the front that calls it.
 """
 
@@ -53,10 +53,10 @@ def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic
             fcntl.flock(lock, fcntl.LOCK_EX)
         if is_ready(venv):
             return None
-        extra = " with the semantic extra (REME_SEMANTIC=on)" if semantic else ""
-        print(
-            f"reme-mcp: first start of this plugin version: building its environment{extra} in {venv}", file=sys.stderr
-        )
+        if semantic:
+            print(f"reme-mcp: building the plugin's environment with the semantic extra in {venv}", file=sys.stderr)
+        else:
+            print(f"reme-mcp: first start of this plugin version: building its environment in {venv}", file=sys.stderr)
         # The lock goes with the build (its file description is shared), so it stays held
         # while the build runs, whether or not this process is still there. The launcher picks
         # the folder it builds by REME_SEMANTIC: said here, so it is the folder locked here.

@@ -1,18 +1,21 @@
-"""Which environment serves a plugin start that asked for search by meaning (REME_SEMANTIC=on).
+"""Which environment serves a plugin start while the semantic extra's is not built yet.
 
-bin/reme-mcp builds that setting's environment with the semantic extra (about 130 MB of
-packages) beside the plain one. The front runs this when the extra's environment is not
-ready yet. What a user who turned the setting on expects is memory first, meaning as soon
-as it can be had, never a session without tools because a model could not be downloaded:
+Search by meaning is on in the plugin unless REME_SEMANTIC is off, and bin/reme-mcp builds
+its environment with the semantic extra (about 180 MB of packages) beside the plain one.
+The front runs this when the extra's environment is not ready. A plugin's first start is
+also its first session, and a user expects memory from its first request, never a session
+without tools because a model could not be downloaded; so meaning comes from the next
+session on:
 
-- the plain environment is ready (the plugin was used before the setting was turned on):
-  this session is served from it at once, searching by words, and the extra is built
-  beside it, on its own, for the next session;
-- nothing is built yet (a first start with the setting on): the extra is built and serves;
-  if it cannot be (no index reachable, no wheel for this platform), the reason goes to
-  stderr in one line, and the plain environment is built and serves, searching by words.
+- the plain environment is built first when it is not there yet (the first start after
+  installing or updating the plugin): tool calls wait for that build only, as they would
+  with the stage off;
+- the plain environment serves this session, searching by words, while the extra is
+  built beside it, on its own, for the next session; if it cannot be (no index reachable,
+  no wheel for this platform), the reason goes to stderr in one line, and the next start
+  tries again.
 
-A later start tries the extra again. Standard library only, like the front that calls it.
+Standard library only, like the front that calls it.
 """
 
 from __future__ import annotations
@@ -40,30 +43,22 @@ def lexical_env() -> dict[str, str]:
 
 
 def serve(front: Front, root: Path, data: str, venv: Path, plain: Path, started: threading.Event) -> None:
-    """Hand the connection to the extra's environment in `venv`, else to the plain one."""
-    if plugin_build.is_ready(plain):
-        print(
-            f"reme-mcp: REME_SEMANTIC=on: building the semantic extra in {venv} in the background;"
-            " this session searches by words, the next one by meaning",
-            file=sys.stderr,
-        )
-        aside = threading.Thread(
-            target=_build_aside, args=(root, data, venv, started), name="reme-build-extra", daemon=True
-        )
-        aside.start()
-        front.hand_over(plain, lexical_env())
-        return
-    failure = plugin_build.build(root, data, venv, started, semantic=True)
-    if failure is None:
-        front.hand_over(venv)
-        return
-    print(failure, file=sys.stderr)
-    print("reme-mcp: REME_SEMANTIC=on: searching by words from the plain build meanwhile", file=sys.stderr)
+    """Hand the connection to the plain environment (built first if need be) and build the
+    extra's in `venv` beside it."""
     failure = plugin_build.build(root, data, plain, started)
-    if failure is None:
-        front.hand_over(plain, lexical_env())
-    else:
+    if failure is not None:
         front.fail(failure)
+        return
+    print(
+        f"reme-mcp: search by meaning: building the semantic extra in {venv} in the background;"
+        " this session searches by words, the next one by meaning",
+        file=sys.stderr,
+    )
+    aside = threading.Thread(
+        target=_build_aside, args=(root, data, venv, started), name="reme-build-extra", daemon=True
+    )
+    aside.start()
+    front.hand_over(plain, lexical_env())
 
 
 def _build_aside(root: Path, data: str, venv: Path, started: threading.Event) -> None:

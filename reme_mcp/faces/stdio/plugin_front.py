@@ -19,9 +19,10 @@ a tool call. So this process:
   carrying the build's one-line reason, which says what to do.
 
 It runs on any Python from 3.10 with the standard library alone: it imports only the
-package's handshake, wire and plugin_* modules, which import nothing else. With
-REME_SEMANTIC=on, plugin_extra.py chooses which environment serves. stdout carries the
-protocol only; this process's own messages are single lines on stderr.
+package's handshake, wire and plugin_* modules, which import nothing else. When the
+environment asked for is the semantic extra's (the plugin's default), plugin_extra.py
+chooses which environment serves. stdout carries the protocol only; this process's own
+messages are single lines on stderr.
 """
 
 from __future__ import annotations
@@ -314,7 +315,7 @@ BUILD_START_WAIT = 10.0
 def main(argv: list[str]) -> None:
     """`main([plugin root, data folder, environment folder, plain environment folder or "",
     *server arguments])`, from bin/reme-mcp. The plain folder is given when the environment
-    asked for is the one with the semantic extra (REME_SEMANTIC=on)."""
+    asked for is the one with the semantic extra (unless REME_SEMANTIC is off)."""
     root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[4:]
     plain = Path(argv[3]) if argv[3] else None
     answers = recorded_answers()
