@@ -132,7 +132,7 @@ def test_claude_code_plugin_starts_exactly_one_server() -> None:
     assert server["env"]["REME_WORKSPACE"] == "${REME_WORKSPACE:-}"
     # The plugin's settings pass through from the environment Claude Code starts from; unset
     # they are empty, which the server and the launcher read as their defaults (for
-    # REME_SEMANTIC: auto, the plain build, unless the data folder's plugin.env says on).
+    # REME_SEMANTIC: search by meaning, unless the data folder's plugin.env says off).
     assert server["env"]["REME_INGEST"] == "${REME_INGEST:-}"
     assert server["env"]["REME_SEMANTIC"] == "${REME_SEMANTIC:-}"
     # Claude Code also loads a root .mcp.json, both as the plugin's and as this project's:

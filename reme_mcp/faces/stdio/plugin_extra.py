@@ -35,6 +35,10 @@ class Front(Protocol):
     def fail(self, reason: str) -> None: ...
 
 
+# The longest the session waits for the extra's build to be started (a lock and a spawn).
+ASIDE_START_WAIT = 10.0
+
+
 def lexical_env() -> dict[str, str]:
     """The plain environment has no extra: `auto` makes its server say so in `doctor`
     (semantic: off, not installed) and search by words; `on` would have it reach for a stage
@@ -54,10 +58,13 @@ def serve(front: Front, root: Path, data: str, venv: Path, plain: Path, started:
         " this session searches by words, the next one by meaning",
         file=sys.stderr,
     )
+    # The session may be short: its end must not come before the build runs on its own.
+    aside_started = threading.Event()
     aside = threading.Thread(
-        target=_build_aside, args=(root, data, venv, started), name="reme-build-extra", daemon=True
+        target=_build_aside, args=(root, data, venv, aside_started), name="reme-build-extra", daemon=True
     )
     aside.start()
+    aside_started.wait(ASIDE_START_WAIT)
     front.hand_over(plain, lexical_env())
 
 
