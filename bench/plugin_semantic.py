@@ -12,6 +12,7 @@ real launcher with the real uv against the package index:
   the next session's spawn to a `search` answer.
 
     python bench/plugin_semantic.py --uv-cache ~/.cache/reme-mcp-tests/uv-cache --runs 3
+    python bench/plugin_semantic.py --uv-cache ~/.cache/reme-mcp-tests/uv-cache --runs 5 --warm-only
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--uv-cache", type=Path, required=True, help="the warm uv cache")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warm-only", action="store_true", help="no run on a new uv cache")
     args = parser.parse_args()
     if shutil.which("uv") is None:
         sys.exit("uv is not on PATH")
@@ -117,7 +119,8 @@ def main() -> None:
         base = Path(folder)
         plugin = copy_plugin(base / "plugin")
         for run in range(args.runs):
-            for cache_name, cache in (("cold", base / f"cache-{run}"), ("warm", args.uv_cache)):
+            caches = [("cold", base / f"cache-{run}"), ("warm", args.uv_cache)]
+            for cache_name, cache in caches[1:] if args.warm_only else caches:
                 data = base / f"builds-{cache_name}-{run}"
                 rows.setdefault(f"build, plain, {cache_name}", []).append(
                     build_seconds(plugin, data, environ(cache, "off"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -27,18 +28,21 @@ def is_ready(venv: Path) -> bool:
     return (venv / READY_MARK).is_file() and (venv / "bin" / "python").exists()
 
 
-def build(root: Path, data: str, venv: Path, started: threading.Event, *, semantic: bool = False) -> str | None:
+def build(
+    root: Path, data: str, venv: Path, started: threading.Event, *, semantic: bool = False, aside: bool = False
+) -> str | None:
     """Build the environment (`semantic`: the one with the semantic extra), or wait for the
     build another start runs: None once it is ready, else the one-line reason it is not (which
     says what to do). `started` is set once a build runs on its own (or none is needed), so
-    this process may end without stopping it."""
+    this process may end without stopping it. `aside`: a session is served meanwhile, so the
+    build runs at the lowest CPU priority, behind the session's server."""
     try:
-        return _build(root, data, venv, started, semantic)
+        return _build(root, data, venv, started, semantic, aside)
     finally:
         started.set()
 
 
-def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic: bool) -> str | None:
+def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic: bool, aside: bool) -> str | None:
     try:
         venv.parent.mkdir(parents=True, exist_ok=True)
         lock = (venv.parent / f".build-{venv.name}.lock").open("a")
@@ -60,8 +64,10 @@ def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic
         # The lock goes with the build (its file description is shared), so it stays held
         # while the build runs, whether or not this process is still there. The launcher picks
         # the folder it builds by REME_SEMANTIC: said here, so it is the folder locked here.
+        argv = [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"]
+        nice = shutil.which("nice") if aside else None
         process = subprocess.Popen(
-            [str(root / "bin" / "reme-mcp"), "--plugin-data", data, "--build-only"],
+            [nice, "-n", "19", *argv] if nice else argv,
             env={**os.environ, "REME_SEMANTIC": "on" if semantic else "off"},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

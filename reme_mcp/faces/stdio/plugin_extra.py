@@ -69,6 +69,6 @@ def serve(front: Front, root: Path, data: str, venv: Path, plain: Path, started:
 
 
 def _build_aside(root: Path, data: str, venv: Path, started: threading.Event) -> None:
-    failure = plugin_build.build(root, data, venv, started, semantic=True)
+    failure = plugin_build.build(root, data, venv, started, semantic=True, aside=True)
     if failure is not None:
         print(failure, file=sys.stderr)
