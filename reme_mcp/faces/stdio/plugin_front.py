@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -310,6 +311,7 @@ def _await_build(front: Front, root: Path, data: str, venv: Path, started: threa
 
 # The longest a signalled first start waits for its build to be started before it ends.
 BUILD_START_WAIT = 10.0
+SIGNAL_LOOK = 0.2  # seconds between the main thread's looks for a signal taken by another thread
 
 
 def main(argv: list[str]) -> None:
@@ -343,7 +345,17 @@ def main(argv: list[str]) -> None:
             target=plugin_extra.serve, args=(front, root, data, venv, plain, started), name="reme-build", daemon=True
         )
     build.start()
+    threading.Thread(target=_read_client, args=(front,), name="reme-client", daemon=True).start()
+    # Python runs a signal's handler in the main thread, between two of its bytecodes, and the
+    # kernel hands a signal to any thread: one taken by a thread blocked in a read used to wait
+    # for the host's next line, so a host that ended a first start waited on it. The main thread
+    # only sleeps, so a handler runs within SIGNAL_LOOK; the pump, or a failed build, ends the
+    # process.
+    while True:
+        time.sleep(SIGNAL_LOOK)
+
+
+def _read_client(front: Front) -> None:
     for line in iter(sys.stdin.buffer.readline, b""):
         front.from_client(line)
     front.client_closed()
-    threading.Event().wait()  # the pump, or a failed build, ends the process
