@@ -61,7 +61,7 @@ def best_chunks(
 
     `phrase`: the query's adjacent word pairs, re-ranked by ranking.phrase_rerank; `texts` keeps chunks' words.
     """
-    terms = ranking.query_terms(tokens, searcher)
+    terms = ranking.query_terms(tokens, searcher, lambda field, text: scorer.doc_frequency(searcher, field, text))
     allowed = frozenset(And(where).docs(searcher)) if where else None
     ranked, total = scorer.ranked(searcher, terms, allowed)
     read: dict[int, dict[str, Any]] = {}  # the phrase stage's reads serve the hits too

@@ -73,26 +73,30 @@ def _cjk_char(token: str) -> bool:
     return len(token) == 1 and ord(token) >= 0x2E80
 
 
-def query_terms(tokens: Sequence[str], searcher: Any) -> list[WeightedTerm]:
+def query_terms(
+    tokens: Sequence[str], searcher: Any, frequency: Callable[[str, str], int] | None = None
+) -> list[WeightedTerm]:
     """The query's telling terms in every searchable field, weighted by field (summed by scoring.BM25Scorer).
 
     A word found in a large share of all chunks says little about which one is
     meant, yet scoring its long posting list is most of a query's cost; in a
     large index it is dropped, unless every word is that common. On LoCoMo this
     kept every figure level and cut the CPU p95 of a query by about 15%. The
-    context field is pruned harder (CONTEXT_MAX_DF_SHARE).
+    context field is pruned harder (CONTEXT_MAX_DF_SHARE). `frequency(field, term)`
+    gives a term's document frequency (default: the searcher's own lookup).
     """
     docs = searcher.doc_count()
+    df_of = frequency if frequency is not None else searcher.doc_frequency
     context = list(tokens)
     # Each lookup visits every segment: the ones made here are handed on to the scorer.
     known: dict[tuple[str, str], int] = {}
     if docs >= MIN_PRUNE_DOCS:
         limit = MAX_DF_SHARE * docs
-        df = {t: searcher.doc_frequency("content", t) for t in tokens}
+        df = {t: df_of("content", t) for t in tokens}
         known.update((("content", t), n) for t, n in df.items())
         kept = [t for t in tokens if df[t] <= (CJK_CHAR_MAX_DF_SHARE * docs if _cjk_char(t) else limit)]
         tokens = kept or sorted(tokens, key=df.__getitem__)[:1]
-        known.update((("context", t), searcher.doc_frequency("context", t)) for t in tokens)
+        known.update((("context", t), df_of("context", t)) for t in tokens)
         context = [t for t in tokens if known["context", t] <= CONTEXT_MAX_DF_SHARE * docs]
     return [
         WeightedTerm(field, token, boost, known.get((field, token)))

@@ -165,3 +165,15 @@ def test_deleted_documents_never_come_back(memory: Memory) -> None:
     terms = [WeightedTerm(field, word, 1.0) for word in WORDS for field in ("content", "name", "description")]
     ours, _ = BM25Scorer(ranking.BM25_K1, ranking.BM25_B).top(searcher, terms, 10_000)
     assert ours and not deleted & {doc for doc, _ in ours}
+
+
+def test_document_frequencies_match_whoosh_before_and_after_a_commit(memory: Memory) -> None:
+    scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+    fields = ("content", "name", "context", "when")
+    for _ in range(2):  # the second time from the scorer's kept term lookups
+        searcher = _store(memory).searcher()
+        for word in [*WORDS, "nosuchword"]:
+            for field in fields:
+                assert scorer.doc_frequency(searcher, field, word) == searcher.doc_frequency(field, word)
+        memory.remember(f"{' '.join(WORDS[:3])} once more", date="2026-12-01")
+        memory.finish()  # a new segment: the kept lookups of the old ones must not stand in for it
