@@ -42,7 +42,7 @@ from reme_mcp.index.fusion import RERANK_DEPTH
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.purge import drop_derived
-from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
+from reme_mcp.index.query import Source, best_chunks, file_with_body, filters, query_tokens
 from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.index.semantic_hook import SemanticHook
@@ -250,12 +250,26 @@ class MemoryIndex:
             pairs,
             text=text,
         )
+        return self.finish(hits, total, tokens, limit, text, max_chars)
+
+    def finish(
+        self, hits: list[ChunkHit], total: int, tokens: list[str], limit: int, text: str, max_chars: int | None
+    ) -> Found:
+        """A search's best chunks (limit + SPARE_FOR_ARRANGING of them) finished as `find` returns them."""
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
         if max_chars is None:  # cut by the caller, over hits of several indexes merged (cut_snippets)
             return Found(finished, max(total, len(finished)))
         return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
+
+    def source(self, searcher: Searcher) -> Source:
+        """This index as a search over several reads it (together.py), on a searcher `holding` gave."""
+        return Source(self.ws, searcher, self._scorer, self._phrase_texts)
+
+    def holding(self, step: Callable[[Searcher], T]) -> T:
+        """Run a read on the latest searcher, under this index's mutex (see `_read`)."""
+        return self._read(step)
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the current notes that replace it (empty when it is current)."""
@@ -276,7 +290,8 @@ class MemoryIndex:
 
         def step(searcher: Searcher) -> dict[str, float]:
             docs = max(1, searcher.doc_count())
-            return {t: math.log(1 + docs / (1 + searcher.doc_frequency("content", t))) for t in tokens}
+            df = self._scorer.doc_frequency
+            return {t: math.log(1 + docs / (1 + df(searcher, "content", t))) for t in tokens}
 
         return self._read(step)
 

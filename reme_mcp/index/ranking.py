@@ -154,16 +154,22 @@ def diversify(hits: Sequence[H], limit: int) -> list[H]:
     Neighbouring messages are not repeats: on LoCoMo, moving hits next to a
     better hit down cost 11 points of any@5, since evidence sits beside evidence.
     """
-    kept: list[H] = []
-    later: list[H] = []
-    seen: set[str] = set()
-    for hit in hits:
+    return [hit for _, hit in diversify_apart([(0, hit) for hit in hits], limit)]
+
+
+def diversify_apart(hits: Sequence[tuple[int, H]], limit: int) -> list[tuple[int, H]]:
+    """diversify over hits of several indexes, each tagged with its index: a text repeats only
+    within its own index (each workspace is searched as if alone)."""
+    kept: list[tuple[int, H]] = []
+    later: list[tuple[int, H]] = []
+    seen: set[tuple[int, str]] = set()
+    for which, hit in hits:
         text = " ".join(hit.content.split()).casefold()
-        if text and text in seen:
-            later.append(hit)
+        if text and (which, text) in seen:
+            later.append((which, hit))
         else:
-            kept.append(hit)
-            seen.add(text)
+            kept.append((which, hit))
+            seen.add((which, text))
     return (kept + later)[:limit]
 
 
@@ -264,14 +270,18 @@ class PhraseTexts:
         return spaced
 
 
+# A candidate: a document number, or (which index, document number) over several indexes.
+D = TypeVar("D", int, tuple[int, int])
+
+
 def phrase_rerank(
-    ranked: Iterable[tuple[int, float]],
-    words_of: Callable[[int], str],
+    ranked: Iterable[tuple[D, float]],
+    words_of: Callable[[D], str],
     pairs: Sequence[str],
     limit: int,
     exact: int,
     pool: int | None = None,
-) -> list[tuple[int, float]]:
+) -> list[tuple[D, float]]:
     """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
 
     The phrase can at most multiply a score by (1 + PHRASE_BOOST * WHOLE_PHRASE), so once the
@@ -287,7 +297,7 @@ def phrase_rerank(
         pool = PHRASE_POOL if len(pairs) <= PHRASE_SHORT_PAIRS else PHRASE_POOL_LONG
     whole = whole_phrase(pairs)
     most = 1 + PHRASE_BOOST * (WHOLE_PHRASE if whole else 1.0)
-    scored: list[tuple[float, int]] = []
+    scored: list[tuple[float, D]] = []
     leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
     for doc, score in ranked:
         if len(scored) >= limit and leaders[0] > score * most:
