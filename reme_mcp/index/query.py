@@ -27,6 +27,8 @@ from reme_mcp.storage.workspace import Workspace
 MAX_QUERY_TOKENS = 64
 # Hits scored beyond the limit, so that dropping vanished files and moving repeats back still fills it.
 SPARE_HITS = 10
+# The fields whose text phrase matching reads (ranking.PhraseTexts): a phrase lies in one of them.
+PHRASE_FIELDS = ("name", "description", "content")
 
 
 def query_tokens(text: str) -> list[str]:
@@ -95,6 +97,7 @@ def best_chunks_of(
     """
     streams: list[Iterator[tuple[tuple[int, int], float]]] = []
     totals: list[int] = []
+    telling: list[set[str]] = []
     for i, source in enumerate(sources):
         searcher, scorer = source.searcher, source.scorer
         terms = ranking.query_terms(tokens, searcher, partial(scorer.doc_frequency, searcher))
@@ -102,6 +105,7 @@ def best_chunks_of(
         ranked, total = scorer.ranked(searcher, terms, allowed)
         streams.append(_tagged(i, ranked))
         totals.append(total)
+        telling.append({term.text for term in terms if term.field == "content"})
     candidates = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=lambda c: -c[1])
     read: dict[tuple[int, int], dict[str, Any]] = {}  # the phrase stage's reads serve the hits too
 
@@ -114,7 +118,18 @@ def best_chunks_of(
         source = sources[at[0]]
         return source.texts.words(source.searcher, at[1], lambda doc: stored((at[0], doc)))
 
-    best = ranking.phrase_rerank(candidates, words_of, phrase, limit + SPARE_HITS, limit)
+    def holding_every_word() -> set[tuple[int, int]]:
+        """The candidates holding every telling word of the query (so perhaps its phrase)."""
+        found: set[tuple[int, int]] = set()
+        for i, source in enumerate(sources):
+            held = [source.scorer.docs_with(source.searcher, PHRASE_FIELDS, word) for word in telling[i]]
+            if held:
+                found.update((i, doc) for doc in set.intersection(*held))
+        return found
+
+    best = ranking.phrase_rerank(
+        candidates, words_of, phrase, limit + SPARE_HITS, limit, holding_every_word=holding_every_word
+    )
     found: list[tuple[int, H]] = []
     for (i, docnum), score in best:
         fields = stored((i, docnum))

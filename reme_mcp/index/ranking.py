@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from itertools import islice, pairwise
 from typing import Any, Protocol, TypeVar
 
@@ -59,6 +59,10 @@ WHOLE_PHRASE = 3.0
 PHRASE_POOL = 70
 PHRASE_POOL_LONG = 20
 PHRASE_SHORT_PAIRS = 5  # at most this many pairs (six words) is a few words
+# Past the pool, a short query's whole phrase is looked for among this many more BM25 candidates
+# (only those holding every word are read): a phrase recalled word for word names its note even
+# when its words are common ones and many notes hold them apart.
+PAST_POOL_WALK = 400
 # Chunks whose words PhraseTexts keeps (about 0.4 kB each).
 PHRASE_CACHE = 20_000
 # Words for phrase matching: each CJK character on its own (its pairs are the bigrams
@@ -281,6 +285,7 @@ def phrase_rerank(
     limit: int,
     exact: int,
     pool: int | None = None,
+    holding_every_word: Callable[[], Container[D]] | None = None,
 ) -> list[tuple[D, float]]:
     """The best `limit` of BM25's (doc, score) pairs (best first) once the phrase signal is added.
 
@@ -289,21 +294,34 @@ def phrase_rerank(
     later one can enter the first `exact` places: the walk stops there, usually after
     a few dozen candidates, and the first `exact` results are those of re-ranking
     every match (tests/index/test_ranking.py checks that against the plain computation).
-    Only when `pool` candidates did not settle them does it stop early, on BM25's order.
+    Only when `pool` candidates did not settle them does it stop early, on BM25's order;
+    except that a few words recalled as written (a short query with a whole phrase) go on
+    past the pool to the candidates `holding_every_word()` names, the only ones that can hold
+    the phrase, reading up to another `pool` of them among the next PAST_POOL_WALK.
     """
     if not pairs:
         return list(islice(ranked, limit))
+    short = len(pairs) <= PHRASE_SHORT_PAIRS
     if pool is None:
-        pool = PHRASE_POOL if len(pairs) <= PHRASE_SHORT_PAIRS else PHRASE_POOL_LONG
+        pool = PHRASE_POOL if short else PHRASE_POOL_LONG
     whole = whole_phrase(pairs)
     most = 1 + PHRASE_BOOST * (WHOLE_PHRASE if whole else 1.0)
     scored: list[tuple[float, D]] = []
     leaders: list[float] = []  # the `exact` best final scores so far, a min-heap
+    past: Container[D] | None = None  # the candidates read past the pool, once it is spent
+    walked = 0
     for doc, score in ranked:
         if len(scored) >= limit and leaders[0] > score * most:
             break
         if len(scored) >= max(pool, limit):
-            break
+            if not (whole and short and holding_every_word) or walked >= PAST_POOL_WALK:
+                break
+            past = holding_every_word() if past is None else past
+            walked += 1
+            if doc not in past:
+                continue
+            if len(scored) >= max(pool, limit) + pool:
+                break
         final = score * (1 + PHRASE_BOOST * phrase_share(pairs, words_of(doc), whole))
         scored.append((-final, doc))
         if len(leaders) < exact:

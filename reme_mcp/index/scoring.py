@@ -60,6 +60,15 @@ class BM25Scorer:
         """How many documents hold the term, deletions included (as Whoosh's own doc_frequency)."""
         return sum(info.doc_frequency() for _, _, info in self._term_infos(searcher.leaf_searchers(), field, text))
 
+    def docs_with(self, searcher: Any, fields: Sequence[str], text: str) -> set[int]:
+        """The documents holding the term in any of `fields` (deleted ones too: never scored)."""
+        docs: set[int] = set()
+        for field in fields:
+            for reader, offset, info in self._term_infos(searcher.leaf_searchers(), field, text):
+                for ids, _ in posting_blocks(reader, field, text, info):
+                    docs.update(doc + offset for doc in ids)
+        return docs
+
     def _term_infos(self, leaves: Sequence[tuple[Any, int]], field: str, text: str) -> list[tuple[Any, int, Any]]:
         """The (reader, docnum offset, TermInfo) of each segment holding the term: one lookup per
         segment, kept, where Whoosh's doc_frequency, `in` and postings each look it up again."""

@@ -296,7 +296,20 @@ def test_any_text_analyzes_without_error(text: str) -> None:
             assert 0 <= start <= end <= len(text)
 
 
-_PIECES = [*"abcXYZ_-./@:' 09", "the", "deploys", "getHTTPResponse", "file.py", "Café", "ＡＢＣ１", "口令是", "が", "ｶﾞ", "\u0301", "ﬁ"]
+_PIECES = [
+    *"abcXYZ_-./@:' 09",
+    "the",
+    "deploys",
+    "getHTTPResponse",
+    "file.py",
+    "Café",
+    "ＡＢＣ１",
+    "口令是",
+    "が",
+    "ｶﾞ",
+    "\u0301",
+    "ﬁ",
+]
 _MIXED = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
 
 

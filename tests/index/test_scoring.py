@@ -177,3 +177,19 @@ def test_document_frequencies_match_whoosh_before_and_after_a_commit(memory: Mem
                 assert scorer.doc_frequency(searcher, field, word) == searcher.doc_frequency(field, word)
         memory.remember(f"{' '.join(WORDS[:3])} once more", date="2026-12-01")
         memory.finish()  # a new segment: the kept lookups of the old ones must not stand in for it
+
+
+def test_docs_with_a_word_are_whooshs_over_every_field_asked(memory: Memory) -> None:
+    searcher = _store(memory).searcher()
+    scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+    deleted = {offset + doc for leaf, offset in searcher.leaf_searchers() for doc in leaf.reader().deleted_docs_set}
+    for word in (query_tokens(w)[0] for w in WORDS[:8]):  # as indexed ("charlie" is "charli")
+        reader = searcher.reader()
+        want = {
+            doc
+            for field in ("content", "name")
+            if searcher.doc_frequency(field, word)
+            for doc in reader.postings(field, word).all_ids()
+        }
+        got = scorer.docs_with(searcher, ("content", "name"), word) - deleted
+        assert want and got == want  # Whoosh's postings leave deleted documents out
