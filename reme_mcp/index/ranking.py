@@ -77,6 +77,12 @@ def _cjk_char(token: str) -> bool:
     return len(token) == 1 and ord(token) >= 0x2E80
 
 
+def _cjk_only(phrase: str) -> bool:
+    """Whether a phrase's words are all CJK characters, whose pairs the index holds as terms: a
+    chunk holding the phrase holds every one of its bigrams, and BM25 already finds it."""
+    return all(_cjk_char(word) for word in phrase.split())
+
+
 def query_terms(
     tokens: Sequence[str], searcher: Any, frequency: Callable[[str, str], int] | None = None
 ) -> list[WeightedTerm]:
@@ -295,8 +301,8 @@ def phrase_rerank(
     a few dozen candidates, and the first `exact` results are those of re-ranking
     every match (tests/index/test_ranking.py checks that against the plain computation).
     Only when `pool` candidates did not settle them does it stop early, on BM25's order;
-    except that a few words recalled as written (a short query with a whole phrase) go on
-    past the pool to the candidates `holding_every_word()` names, the only ones that can hold
+    except that a few words recalled as written (a short query with a whole phrase, not of CJK
+    characters alone, see _cjk_only) go on past the pool to the candidates `holding_every_word()` names, the only ones that can hold
     the phrase, reading up to another `pool` of them among the next PAST_POOL_WALK.
     """
     if not pairs:
@@ -314,7 +320,7 @@ def phrase_rerank(
         if len(scored) >= limit and leaders[0] > score * most:
             break
         if len(scored) >= max(pool, limit):
-            if not (whole and short and holding_every_word) or walked >= PAST_POOL_WALK:
+            if not (whole and short and holding_every_word) or walked >= PAST_POOL_WALK or _cjk_only(whole):
                 break
             past = holding_every_word() if past is None else past
             walked += 1

@@ -55,6 +55,7 @@ class BM25Scorer:
         self._norms: dict[tuple[str, float], list[float]] = {}
         self._infos: dict[tuple[str, str, str], Any] = {}  # (segment id, field, text) -> TermInfo or None
         self._info_segments: set[str] = set()
+        self._fields: dict[str, frozenset[str]] = {}  # segment id -> the fields it holds terms of
 
     def doc_frequency(self, searcher: Any, field: str, text: str) -> int:
         """How many documents hold the term, deletions included (as Whoosh's own doc_frequency)."""
@@ -76,7 +77,10 @@ class BM25Scorer:
         infos = self._infos
         for leaf, offset in leaves:
             reader = leaf.reader()
-            key = (reader.segment().segment_id(), field, text)
+            segment = reader.segment().segment_id()
+            if field not in self._segment_fields(reader, segment):
+                continue  # a field no document of this segment has (no dialogs: no speaker)
+            key = (segment, field, text)
             if key in infos:
                 info = infos[key]
             else:
@@ -150,6 +154,12 @@ class BM25Scorer:
             scores = {doc: score for doc, score in scores.items() if doc in allowed}
         return scores
 
+    def _segment_fields(self, reader: Any, segment: str) -> frozenset[str]:
+        fields = self._fields.get(segment)
+        if fields is None:
+            fields = self._fields[segment] = frozenset(reader.indexed_field_names())
+        return fields
+
     def _length_norms(self, field: str, avg: float) -> list[float]:
         """BM25's length norm for each of the 256 encoded lengths: the same for every term of a field."""
         norm = self._norms.get((field, avg))
@@ -174,6 +184,8 @@ class BM25Scorer:
         live = {segment.segment_id() for r in readers if (segment := r.segment()) is not None}
         for key in [k for k in self._lengths if k[0] not in live]:
             del self._lengths[key]
+        for segment in [segment for segment in self._fields if segment not in live]:
+            del self._fields[segment]
         if not self._info_segments <= live:
             self._infos = {k: info for k, info in self._infos.items() if k[0] in live}
             self._info_segments &= live
