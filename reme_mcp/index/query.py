@@ -27,8 +27,9 @@ from reme_mcp.storage.workspace import Workspace
 MAX_QUERY_TOKENS = 64
 # Hits scored beyond the limit, so that dropping vanished files and moving repeats back still fills it.
 SPARE_HITS = 10
-# The fields whose text phrase matching reads (ranking.PhraseTexts): a phrase lies in one of them.
-PHRASE_FIELDS = ("name", "description", "content")
+# Where a phrase looked for past the pool (ranking.phrase_rerank) may lie: the text, or the name a
+# note is known by (a description is the text's first words when not given).
+PHRASE_FIELDS = ("content", "name")
 
 
 def query_tokens(text: str) -> list[str]:
@@ -122,9 +123,8 @@ def best_chunks_of(
         """The candidates holding every telling word of the query (so perhaps its phrase)."""
         found: set[tuple[int, int]] = set()
         for i, source in enumerate(sources):
-            held = [source.scorer.docs_with(source.searcher, PHRASE_FIELDS, word) for word in telling[i]]
-            if held:
-                found.update((i, doc) for doc in set.intersection(*held))
+            held = source.scorer.docs_with_all(source.searcher, PHRASE_FIELDS, telling[i]) if telling[i] else set()
+            found.update((i, doc) for doc in held)
         return found
 
     best = ranking.phrase_rerank(

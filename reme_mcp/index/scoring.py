@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,14 +61,21 @@ class BM25Scorer:
         """How many documents hold the term, deletions included (as Whoosh's own doc_frequency)."""
         return sum(info.doc_frequency() for _, _, info in self._term_infos(searcher.leaf_searchers(), field, text))
 
-    def docs_with(self, searcher: Any, fields: Sequence[str], text: str) -> set[int]:
-        """The documents holding the term in any of `fields` (deleted ones too: never scored)."""
-        docs: set[int] = set()
-        for field in fields:
-            for reader, offset, info in self._term_infos(searcher.leaf_searchers(), field, text):
-                for ids, _ in posting_blocks(reader, field, text, info):
-                    docs.update(doc + offset for doc in ids)
-        return docs
+    def docs_with_all(self, searcher: Any, fields: Sequence[str], words: Iterable[str]) -> set[int]:
+        """The documents holding every word, each in any of `fields` (deleted ones too: never
+        scored); the rarest word first, so the set only shrinks."""
+        leaves = searcher.leaf_searchers()
+        found: set[int] | None = None
+        for word in sorted(words, key=lambda w: self.doc_frequency(searcher, fields[0], w)):
+            docs: set[int] = set()
+            for field in fields:
+                for reader, offset, info in self._term_infos(leaves, field, word):
+                    for ids, _ in posting_blocks(reader, field, word, info):
+                        docs.update(map(offset.__add__, ids))
+            found = docs if found is None else found & docs
+            if not found:
+                break
+        return found or set()
 
     def _term_infos(self, leaves: Sequence[tuple[Any, int]], field: str, text: str) -> list[tuple[Any, int, Any]]:
         """The (reader, docnum offset, TermInfo) of each segment holding the term: one lookup per

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -179,17 +180,18 @@ def test_document_frequencies_match_whoosh_before_and_after_a_commit(memory: Mem
         memory.finish()  # a new segment: the kept lookups of the old ones must not stand in for it
 
 
-def test_docs_with_a_word_are_whooshs_over_every_field_asked(memory: Memory) -> None:
+def test_docs_with_every_word_are_whooshs_over_every_field_asked(memory: Memory) -> None:
     searcher = _store(memory).searcher()
+    reader = searcher.reader()
     scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
     deleted = {offset + doc for leaf, offset in searcher.leaf_searchers() for doc in leaf.reader().deleted_docs_set}
-    for word in (query_tokens(w)[0] for w in WORDS[:8]):  # as indexed ("charlie" is "charli")
-        reader = searcher.reader()
-        want = {
-            doc
-            for field in ("content", "name")
-            if searcher.doc_frequency(field, word)
-            for doc in reader.postings(field, word).all_ids()
-        }
-        got = scorer.docs_with(searcher, ("content", "name"), word) - deleted
-        assert want and got == want  # Whoosh's postings leave deleted documents out
+
+    def holding(word: str) -> set[int]:  # Whoosh's postings leave deleted documents out
+        fields = [f for f in ("content", "name") if searcher.doc_frequency(f, word)]
+        return {doc for field in fields for doc in reader.postings(field, word).all_ids()}
+
+    words = [query_tokens(w)[0] for w in WORDS[:8]]  # as indexed ("charlie" is "charli")
+    for pair in pairwise(words):
+        want = holding(pair[0]) & holding(pair[1])
+        assert want and scorer.docs_with_all(searcher, ("content", "name"), pair) - deleted == want
+    assert scorer.docs_with_all(searcher, ("content",), [words[0], "nosuchword"]) == set()
