@@ -12,6 +12,7 @@ one door to it; behind it:
 - committer.py: a server's batch committed by a child process, off its GIL;
 - when the spool is committed: reme_mcp/storage/batching.py (a `remember` does not wait for a commit);
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
+- together.py: the indexes of several workspaces searched as one ranking; snippets.py: cutting hits' text;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
 - whoosh_private.py: every use of Whoosh's private API, and what counts as corruption;
@@ -21,7 +22,6 @@ one door to it; behind it:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import shutil
 import time
@@ -42,11 +42,11 @@ from reme_mcp.index.fusion import RERANK_DEPTH
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.purge import drop_derived
-from reme_mcp.index.query import best_chunks, file_with_body, filters, query_tokens
+from reme_mcp.index.query import Source, best_chunks, file_with_body, filters, query_tokens
 from reme_mcp.index.schema import FILE_RECORD, FileRecord
 from reme_mcp.index.scoring import BM25Scorer
 from reme_mcp.index.semantic_hook import SemanticHook
-from reme_mcp.index.snippets import snippet
+from reme_mcp.index.snippets import cut_snippets
 from reme_mcp.index.store import BuildReason, IndexStore
 from reme_mcp.index.sync import MIN_THROTTLED_SCAN, IndexSync, stale
 from reme_mcp.index.versions import current_versions, superseders
@@ -61,8 +61,6 @@ T = TypeVar("T")
 
 # How often an operation is run again when the index folder keeps changing under it.
 CLEARED_ATTEMPTS = 8
-# No snippet is cut shorter than this, however many hits share the budget.
-MIN_SNIPPET_CHARS = 80
 # Hits found beyond the limit, so arranging (arrange.py) has the next ones to bring up.
 SPARE_FOR_ARRANGING = 5
 # Bytes free on the index's disk below which a write's commit is made before it is acknowledged,
@@ -80,18 +78,6 @@ class IndexState:
     chunks: int
     stale: int
     skipped: int
-
-
-def cut_snippets(hits: list[FoundHit], text: str, max_chars: int) -> list[FoundHit]:
-    """Each hit's snippet cut around the query's match to an equal share of `max_chars`: for
-    one index's hits, or for hits of several workspaces merged into one list."""
-    share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
-    terms = frozenset(query_tokens(text))
-    finished = []
-    for found in hits:
-        piece, cut = snippet(found.hit.content, terms, share, found.hit.meant_at)
-        finished.append(dataclasses.replace(found, snippet=piece, cut=cut))
-    return finished
 
 
 class MemoryIndex:
@@ -250,12 +236,26 @@ class MemoryIndex:
             pairs,
             text=text,
         )
+        return self.finish(hits, total, tokens, limit, text, max_chars)
+
+    def finish(
+        self, hits: list[ChunkHit], total: int, tokens: list[str], limit: int, text: str, max_chars: int | None
+    ) -> Found:
+        """A search's best chunks (limit + SPARE_FOR_ARRANGING of them) finished as `find` returns them."""
         hits = [exchange.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
         if max_chars is None:  # cut by the caller, over hits of several indexes merged (cut_snippets)
             return Found(finished, max(total, len(finished)))
         return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
+
+    def source(self, searcher: Searcher) -> Source:
+        """This index as a search over several reads it (together.py), on a searcher `holding` gave."""
+        return Source(self.ws, searcher, self._scorer, self._phrase_texts)
+
+    def holding(self, step: Callable[[Searcher], T]) -> T:
+        """Run a read on the latest searcher, under this index's mutex (see `_read`)."""
+        return self._read(step)
 
     def superseded_by(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the current notes that replace it (empty when it is current)."""
@@ -276,7 +276,8 @@ class MemoryIndex:
 
         def step(searcher: Searcher) -> dict[str, float]:
             docs = max(1, searcher.doc_count())
-            return {t: math.log(1 + docs / (1 + searcher.doc_frequency("content", t))) for t in tokens}
+            df = self._scorer.doc_frequency
+            return {t: math.log(1 + docs / (1 + df(searcher, "content", t))) for t in tokens}
 
         return self._read(step)
 

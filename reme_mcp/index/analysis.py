@@ -352,3 +352,37 @@ def memory_analyzer() -> Analyzer:
         # Last, so the many bigrams skip the filters that would pass them through anyway.
         | CJKBigramFilter()
     )
+
+
+@lru_cache(maxsize=50_000)
+def _stemmed(word: str) -> str:
+    return str(porter_stem(word))
+
+
+def query_term_set(text: str) -> frozenset[str]:
+    """The terms memory_analyzer gives `text` at query time, as a set, without its token pipeline.
+
+    Comparing hits by their words (arrange.py, versions.py) analysed whole chunks on every
+    search, a generator per filter per token; this is the same steps on plain strings, several
+    times faster (tests/index/test_analysis.py holds it to the analyzer's own terms).
+    """
+    if not text.isascii():
+        text = text.translate(_HALF_WIDTH)
+    terms: set[str] = set()
+    for match in _TOKEN.finditer(text):
+        word = match.group()
+        if match.lastgroup == CJK:
+            run = fold(word, accents=False)
+            terms.update(run)
+            terms.update(run[i : i + 2] for i in range(len(run) - 1))
+            continue
+        plain = word.isalnum() and (word.islower() or word.isupper() or word[1:].islower())
+        pieces = [word] if len(word) <= MAX_TERM_CHARS else []
+        if not plain:
+            pieces += [word[start:end] for start, end in identifier_parts(word) if end - start <= MAX_TERM_CHARS]
+        for piece in pieces:
+            term = piece.lower() if piece.isascii() else fold(piece)
+            if not term or term in ENGLISH_STOP_WORDS:
+                continue
+            terms.add(_stemmed(term) if len(term) > 3 and term.isascii() and term.isalpha() else term)
+    return frozenset(terms)

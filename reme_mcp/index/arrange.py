@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.analysis import query_term_set
 from reme_mcp.index.hits import ChunkHit
 from reme_mcp.index.versions import current_versions, same_fact
 from reme_mcp.storage.documents import is_dialog
@@ -97,7 +97,7 @@ def _spread(hits: list[ChunkHit]) -> list[ChunkHit]:
 
 @lru_cache(maxsize=1024)
 def _words(text: str) -> frozenset[str]:
-    return frozenset(t.text for t in memory_analyzer()(text, mode="query"))
+    return query_term_set(text)
 
 
 def _curated_first(hits: list[ChunkHit]) -> list[ChunkHit]:
@@ -149,8 +149,8 @@ def _same_subject(older: str, newer: str, query_weights: Mapping[str, float]) ->
 
 
 def _implicit_versions(out: list[Arranged], rarity: Callable[[], Mapping[str, float]]) -> list[Arranged]:
-    if sum(1 for a in out if a.hit.date and not a.superseded_by and not is_dialog(a.hit.path)) < 2:
-        return out  # no two dated notes: nothing can be a version of anything (a list of dialogs)
+    if len({a.hit.date for a in out if a.hit.date and not a.superseded_by and not is_dialog(a.hit.path)}) < 2:
+        return out  # no two notes of different days: none is newer than another (a list of dialogs, one day's notes)
     query_weights = rarity()
     held = {term: w for term, w in query_weights.items() if any(term in _words(a.hit.content) for a in out)}
     top = max(held.values(), default=0.0)

@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from whoosh.util.numeric import byte_to_length
 
-from reme_mcp.index.whoosh_private import field_length_bytes, posting_blocks
+from reme_mcp.index.whoosh_private import field_length_bytes, posting_blocks, term_info
 
 _LENGTH_OF_BYTE = [float(byte_to_length(i)) for i in range(256)]
+# Term lookups kept (a segment's terms never change): a query's words in six fields over every
+# segment were a fixed cost of each search, paid again for each workspace a session reads.
+TERM_INFO_CACHE = 20_000
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,51 @@ class BM25Scorer:
         self.k1, self.b = k1, b
         self._lengths: dict[tuple[str, str], bytes] = {}
         self._norms: dict[tuple[str, float], list[float]] = {}
+        self._infos: dict[tuple[str, str, str], Any] = {}  # (segment id, field, text) -> TermInfo or None
+        self._info_segments: set[str] = set()
+        self._fields: dict[str, frozenset[str]] = {}  # segment id -> the fields it holds terms of
+
+    def doc_frequency(self, searcher: Any, field: str, text: str) -> int:
+        """How many documents hold the term, deletions included (as Whoosh's own doc_frequency)."""
+        return sum(info.doc_frequency() for _, _, info in self._term_infos(searcher.leaf_searchers(), field, text))
+
+    def docs_with_all(self, searcher: Any, fields: Sequence[str], words: Iterable[str]) -> set[int]:
+        """The documents holding every word, each in any of `fields` (deleted ones too: never
+        scored); the rarest word first, so the set only shrinks."""
+        leaves = searcher.leaf_searchers()
+        found: set[int] | None = None
+        for word in sorted(words, key=lambda w: self.doc_frequency(searcher, fields[0], w)):
+            docs: set[int] = set()
+            for field in fields:
+                for reader, offset, info in self._term_infos(leaves, field, word):
+                    for ids, _ in posting_blocks(reader, field, word, info):
+                        docs.update(map(offset.__add__, ids))
+            found = docs if found is None else found & docs
+            if not found:
+                break
+        return found or set()
+
+    def _term_infos(self, leaves: Sequence[tuple[Any, int]], field: str, text: str) -> list[tuple[Any, int, Any]]:
+        """The (reader, docnum offset, TermInfo) of each segment holding the term: one lookup per
+        segment, kept, where Whoosh's doc_frequency, `in` and postings each look it up again."""
+        found = []
+        infos = self._infos
+        for leaf, offset in leaves:
+            reader = leaf.reader()
+            segment = reader.segment().segment_id()
+            if field not in self._segment_fields(reader, segment):
+                continue  # a field no document of this segment has (no dialogs: no speaker)
+            key = (segment, field, text)
+            if key in infos:
+                info = infos[key]
+            else:
+                if len(infos) >= TERM_INFO_CACHE:
+                    infos.clear()
+                info = infos[key] = term_info(reader, field, text)
+                self._info_segments.add(key[0])
+            if info is not None:
+                found.append((reader, offset, info))
+        return found
 
     def top(
         self, searcher: Any, terms: Sequence[WeightedTerm], limit: int, allowed: frozenset[int] | None = None
@@ -92,19 +140,17 @@ class BM25Scorer:
         self._forget_other_segments([s.reader() for s, _ in leaves])
         scores: dict[int, float] = {}
         for term in terms:
-            df = term.df if term.df is not None else searcher.doc_frequency(term.field, term.text)
+            held = self._term_infos(leaves, term.field, term.text)
+            df = term.df if term.df is not None else sum(info.doc_frequency() for _, _, info in held)
             if not df:
                 continue
             idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
             weight = term.boost * idf * (self.k1 + 1)
             norm = self._length_norms(term.field, searcher.avg_field_length(term.field) or 1.0)
-            for leaf, offset in leaves:
-                reader = leaf.reader()
-                if (term.field, term.text) not in reader:
-                    continue
+            for reader, offset, info in held:
                 lengths = self._segment_lengths(reader, term.field)
                 get = scores.get
-                for ids, freqs in posting_blocks(reader, term.field, term.text):
+                for ids, freqs in posting_blocks(reader, term.field, term.text, info):
                     for doc, tf in zip(ids, freqs, strict=True):
                         key = doc + offset
                         scores[key] = get(key, 0.0) + weight * tf / (tf + norm[lengths[doc]])
@@ -114,6 +160,12 @@ class BM25Scorer:
         if allowed is not None:
             scores = {doc: score for doc, score in scores.items() if doc in allowed}
         return scores
+
+    def _segment_fields(self, reader: Any, segment: str) -> frozenset[str]:
+        fields = self._fields.get(segment)
+        if fields is None:
+            fields = self._fields[segment] = frozenset(reader.indexed_field_names())
+        return fields
 
     def _length_norms(self, field: str, avg: float) -> list[float]:
         """BM25's length norm for each of the 256 encoded lengths: the same for every term of a field."""
@@ -139,3 +191,8 @@ class BM25Scorer:
         live = {segment.segment_id() for r in readers if (segment := r.segment()) is not None}
         for key in [k for k in self._lengths if k[0] not in live]:
             del self._lengths[key]
+        for segment in [segment for segment in self._fields if segment not in live]:
+            del self._fields[segment]
+        if not self._info_segments <= live:
+            self._infos = {k: info for k, info in self._infos.items() if k[0] in live}
+            self._info_segments &= live

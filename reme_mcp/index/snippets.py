@@ -9,14 +9,19 @@ in "café ... résumé" as written, while the analyzer's offsets point right at 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.hits import FoundHit
+from reme_mcp.index.query import query_tokens
 
 # Analysing costs about 0.4 ms per 1,000 characters, and a chunk without any query term in its
 # text (it matched by its name or its neighbours) is analysed to the end: a dialog message can be
 # one very long line. Past this many characters the snippet keeps the start instead.
 MAX_SCAN_CHARS = 32_768
+# No snippet is cut shorter than this, however many hits share the budget.
+MIN_SNIPPET_CHARS = 80
 
 
 def first_match(text: str, terms: Collection[str]) -> int | None:
@@ -40,3 +45,15 @@ def snippet(text: str, terms: Collection[str], budget: int, meant_at: int = 0) -
     start = max(0, min(anchor - budget // 4, len(text) - budget))
     piece = text[start : start + budget]
     return ("…" if start else "") + piece + ("…" if start + budget < len(text) else ""), True
+
+
+def cut_snippets(hits: list[FoundHit], text: str, max_chars: int) -> list[FoundHit]:
+    """Each hit's snippet cut around the query's match to an equal share of `max_chars`: for
+    one index's hits, or for hits of several workspaces merged into one list."""
+    share = max(MIN_SNIPPET_CHARS, max_chars // max(1, len(hits)))
+    terms = frozenset(query_tokens(text))
+    finished = []
+    for found in hits:
+        piece, cut = snippet(found.hit.content, terms, share, found.hit.meant_at)
+        finished.append(dataclasses.replace(found, snippet=piece, cut=cut))
+    return finished

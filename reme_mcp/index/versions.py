@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.analysis import query_term_set
 from reme_mcp.storage.documents import wikilinks
 
 # Implicit versions: at least this many shared words, and this share of the words of both.
@@ -207,7 +207,7 @@ def _shape(text: str) -> tuple[frozenset[str], frozenset[str]]:
         before = text[: match.start()].rstrip()
         if _is_value(match.group(), at_start=not before or before[-1] in _SENTENCE_ENDS):
             values.add(match.group().casefold())
-    return frozenset(t.text for t in memory_analyzer()(text, mode="query")), frozenset(values)
+    return query_term_set(text), frozenset(values)
 
 
 def _is_value(word: str, at_start: bool) -> bool:

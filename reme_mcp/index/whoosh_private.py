@@ -34,6 +34,7 @@ from whoosh.formats import Existence
 from whoosh.index import EmptyIndexError
 from whoosh.index import IndexError as WhooshIndexError
 from whoosh.matching.wrappers import FilterMatcher
+from whoosh.reading import TermNotFound
 from whoosh.system import pack_uint
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
@@ -49,6 +50,7 @@ __all__ = [
     "open_index",
     "posting_blocks",
     "read_toc",
+    "term_info",
     "write_term_postings",
 ]
 
@@ -122,9 +124,26 @@ def field_length_bytes(reader: Any, field: str) -> bytes:
     return bytes(column._dbfile.get(column._basepos, column._count))
 
 
-def posting_blocks(reader: Any, field: str, text: str) -> Iterator[tuple[Sequence[int], Sequence[float]]]:
-    """A term's postings in one segment as (document ids, term frequencies) blocks, deletions included."""
-    matcher = reader.postings(field, text)
+def term_info(reader: Any, field: str, text: str) -> Any | None:
+    """A term's TermInfo in one segment (its document frequency, where its postings lie), None if absent."""
+    try:
+        return reader.term_info(field, text)
+    except TermNotFound:
+        return None
+
+
+def posting_blocks(
+    reader: Any, field: str, text: str, info: Any | None = None
+) -> Iterator[tuple[Sequence[int], Sequence[float]]]:
+    """A term's postings in one segment as (document ids, term frequencies) blocks, deletions included.
+
+    `info`: its term_info in this segment when the caller has it, which spares the term's lookup.
+    """
+    if info is None:
+        matcher = reader.postings(field, text)
+    else:
+        postfile = reader._terms._postfile
+        matcher = reader.codec().postings_reader(postfile, info, reader.schema[field].format, term=(field, text))
     while isinstance(matcher, FilterMatcher):  # the deletion filter: deletions are dropped by the caller
         matcher = matcher.child
     if isinstance(matcher, W3LeafMatcher):

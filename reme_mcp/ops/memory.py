@@ -104,30 +104,23 @@ class Memory:
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
         query = readable(query)  # an argument that is not UTF-8 (text.py)
-        found = self.find(query, limit, start_date, end_date, path_prefix, max_chars)
+        where = self.ready_to_find(limit, start_date, end_date, path_prefix, max_chars)
+        found = self.index.find(query[:MAX_QUERY_CHARS], limit, *where, max_chars) if where else Found([], 0)
         return search_result(query, found)
 
-    def find(
-        self,
-        query: str,
-        limit: int = SEARCH_LIMIT.default,
-        start_date: str | None = None,
-        end_date: str | None = None,
-        path_prefix: str | None = None,
-        max_chars: int = SEARCH_MAX_CHARS.default,
-        cut: bool = True,
-    ) -> Found:
-        """The finished hits `search` shows, before they are wrapped for a client; with `cut`
-        False their snippets are left to the caller (index.cut_snippets)."""
-        query = readable(query)  # an argument that is not UTF-8 (text.py)
+    def ready_to_find(
+        self, limit: int, start_date: str | None, end_date: str | None, path_prefix: str | None, max_chars: int
+    ) -> tuple[str | None, str | None, str | None] | None:
+        """A search's arguments checked, as (start, end, path prefix), and the index synced with
+        the files; None when there is no workspace yet (nothing to find)."""
         SEARCH_LIMIT.check("limit", limit)
         SEARCH_MAX_CHARS.check("max_chars", max_chars)
         start, end = parse_range(start_date, end_date)
         prefix = self._prefix(path_prefix) if path_prefix else None
         if not self.ws.root.is_dir():
-            return Found([], 0)
+            return None
         self.index.sync()
-        return self.index.find(query[:MAX_QUERY_CHARS], limit, start, end, prefix, max_chars if cut else None)
+        return start, end, prefix
 
     def _prefix(self, prefix: str) -> str:
         """A folder filter, checked like any path (no escapes, no private folders)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import Found, FoundHit, cut_snippets
+from reme_mcp.index.together import find_together
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_QUERY_CHARS,
@@ -107,12 +108,19 @@ class ScopedMemory:
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
 
-        # One after the other: the index is pure Python, and a second thread only takes turns at
-        # the GIL (bench/projects.py: 1.9x one workspace's time in threads, about 1.6x in turn).
-        lists = [
-            (label, memory.find(query, limit, start_date, end_date, path_prefix, max_chars, cut=False))
+        # One ranking, not one search per workspace merged: each index's share of the first places
+        # is read and arranged by it (index/together.py); threads only took turns at the GIL.
+        ready = [
+            (label, memory, memory.ready_to_find(limit, start_date, end_date, path_prefix, max_chars))
             for label, memory in sources
         ]
+        live = [(label, memory, where) for label, memory, where in ready if where is not None]
+        founds = (
+            find_together([memory.index for _, memory, _ in live], query[:MAX_QUERY_CHARS], limit, *live[0][2])
+            if live
+            else []
+        )
+        lists = [(label, found) for (label, _, _), found in zip(live, founds, strict=True)]
         merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
         # Cut once, over the merged hits: each gets its share of the budget for all of them.
         hits = cut_snippets([hit for _, hit in merged], query[:MAX_QUERY_CHARS], max_chars)

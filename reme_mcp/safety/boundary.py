@@ -56,6 +56,11 @@ def escape(text: str) -> str:
     """Neutralise anything in memory text that could open or close the boundary."""
     if not text or (text.isascii() and "<" not in text):
         return text
+    if "<" not in unicodedata.normalize("NFKD", text) and _ANGLES.isdisjoint(text):
+        # No character reads as an angle (_is_angle): one decomposition of the whole text, not
+        # one per character (half the cost of a Chinese search's answer). NFKD, not NFKC: it
+        # never composes a "<" away (with U+0338 into U+226E), so no angle is missed.
+        return text
     out: list[str] = []
     last = 0
     for i, ch in enumerate(text):

@@ -13,7 +13,7 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.qparser import OrGroup, QueryParser
 from whoosh.query import Phrase
 
-from reme_mcp.index.analysis import identifier_parts, memory_analyzer
+from reme_mcp.index.analysis import identifier_parts, memory_analyzer, query_term_set
 
 
 def texts(value: str, mode: str = "index") -> list[str]:
@@ -294,3 +294,32 @@ def test_any_text_analyzes_without_error(text: str) -> None:
             assert term
             term.encode("utf-8")
             assert 0 <= start <= end <= len(text)
+
+
+_PIECES = [
+    *"abcXYZ_-./@:' 09",
+    "the",
+    "deploys",
+    "getHTTPResponse",
+    "file.py",
+    "Café",
+    "ＡＢＣ１",
+    "口令是",
+    "が",
+    "ｶﾞ",
+    "\u0301",
+    "ﬁ",
+]
+_MIXED = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(), _MIXED))
+def test_query_term_set_is_the_analyzers_query_terms(text: str) -> None:
+    assert query_term_set(text) == frozenset(texts(text, mode="query"))
+
+
+def test_query_term_set_examples() -> None:
+    text = "Deploys of my_module.MyClass: 口令是 Café, the ＡＢＣ１２３ and a " + "x" * 200
+    assert query_term_set(text) == frozenset(texts(text, mode="query"))
+    assert {"deploy", "my_module.myclass", "class", "口令", "令", "cafe", "abc123"} <= query_term_set(text)

@@ -179,6 +179,34 @@ def test_phrase_rerank_stops_at_the_pool() -> None:
     assert len(read) == 12
 
 
+def test_a_short_phrase_is_looked_for_past_the_pool_among_candidates_holding_every_word() -> None:
+    candidates = [(doc, 100.0 - doc / 10) for doc in range(200)]
+    texts = {doc: " lazy loading the websocket hub " if doc == 90 else " websocket notes " for doc in range(200)}
+    read: list[int] = []
+
+    def words_of(doc: int) -> str:
+        read.append(doc)
+        return texts[doc]
+
+    pairs = phrase_pairs("loading the websocket")
+    holding = {doc for doc in range(200) if doc % 10 == 0}
+    got = phrase_rerank(iter(candidates), words_of, pairs, 5, 5, pool=12, holding_every_word=lambda: holding)
+    assert got[0][0] == 90  # found past the pool, lifted by its whole phrase
+    assert all(doc < 12 or doc in holding for doc in read)  # past the pool only those are read
+    without = phrase_rerank(iter(candidates), words_of, pairs, 5, 5, pool=12)
+    assert 90 not in [doc for doc, _ in without]
+
+
+def test_a_long_query_stops_at_the_pool_whatever_holds_its_words() -> None:
+    candidates = [(doc, 100.0 - doc) for doc in range(200)]
+    read: list[int] = []
+    pairs = phrase_pairs("one two three four five six seven eight")
+    phrase_rerank(
+        iter(candidates), lambda doc: read.append(doc) or " x ", pairs, 5, 5, pool=12, holding_every_word=lambda: {50}
+    )
+    assert len(read) == 12
+
+
 def test_phrase_texts_are_kept_per_generation() -> None:
     class Reader:
         def __init__(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,32 @@ def test_deleted_documents_never_come_back(memory: Memory) -> None:
     terms = [WeightedTerm(field, word, 1.0) for word in WORDS for field in ("content", "name", "description")]
     ours, _ = BM25Scorer(ranking.BM25_K1, ranking.BM25_B).top(searcher, terms, 10_000)
     assert ours and not deleted & {doc for doc, _ in ours}
+
+
+def test_document_frequencies_match_whoosh_before_and_after_a_commit(memory: Memory) -> None:
+    scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+    fields = ("content", "name", "context", "when")
+    for _ in range(2):  # the second time from the scorer's kept term lookups
+        searcher = _store(memory).searcher()
+        for word in [*WORDS, "nosuchword"]:
+            for field in fields:
+                assert scorer.doc_frequency(searcher, field, word) == searcher.doc_frequency(field, word)
+        memory.remember(f"{' '.join(WORDS[:3])} once more", date="2026-12-01")
+        memory.finish()  # a new segment: the kept lookups of the old ones must not stand in for it
+
+
+def test_docs_with_every_word_are_whooshs_over_every_field_asked(memory: Memory) -> None:
+    searcher = _store(memory).searcher()
+    reader = searcher.reader()
+    scorer = BM25Scorer(ranking.BM25_K1, ranking.BM25_B)
+    deleted = {offset + doc for leaf, offset in searcher.leaf_searchers() for doc in leaf.reader().deleted_docs_set}
+
+    def holding(word: str) -> set[int]:  # Whoosh's postings leave deleted documents out
+        fields = [f for f in ("content", "name") if searcher.doc_frequency(f, word)]
+        return {doc for field in fields for doc in reader.postings(field, word).all_ids()}
+
+    words = [query_tokens(w)[0] for w in WORDS[:8]]  # as indexed ("charlie" is "charli")
+    for pair in pairwise(words):
+        want = holding(pair[0]) & holding(pair[1])
+        assert want and scorer.docs_with_all(searcher, ("content", "name"), pair) - deleted == want
+    assert scorer.docs_with_all(searcher, ("content",), [words[0], "nosuchword"]) == set()
