@@ -99,7 +99,11 @@ def file_texts(docs: Iterable[dict[str, Any]]) -> list[FileTexts]:
         order = sorted(range(len(item.chunks)), key=lambda i: item.chunks[i].start_line)
         item.texts = _embedded_texts([said[item.path][i] for i in order])
         item.chunks = [item.chunks[i] for i in order]
+        # A note is read with its description first, on a line of its own: the summary ReMe
+        # writes for it meets a question in other words more often than the body's details
+        # (docs/semantic.md, "What is embedded"). Not a dialog: its messages have no summary.
         summary = summaries.get(item.path, "")
-        if item.texts and summary and not said[item.path][0][0] and summary not in item.texts[0]:
+        dialog = any(speaker for speaker, _ in said[item.path])
+        if item.texts and summary and not dialog and summary not in item.texts[0]:
             item.texts[0] = f"{summary}\n{item.texts[0]}"
     return [item for item in files.values() if item.content_hash]

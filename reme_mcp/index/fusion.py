@@ -10,7 +10,7 @@ Before any fusion, a lexical hit that holds the query verbatim, or every identif
 it (a file name, a snake_case name, a version), keeps its place ahead of everything else.
 Without one, the fused ranking and the model's own ranking of notes take turns: a fusion of
 ranks alone let a note the model ranked first fall behind the words' near-misses on the notes
-people write (docs/semantic.md, "How the two rankings are joined").
+people write (docs/semantic.md, "Fusion").
 """
 
 from __future__ import annotations
@@ -141,9 +141,9 @@ def fuse(
         return [(c, scores[c]) for c in [*first, *rest]]
     # No hit holds the question as written: the model's own ranking of notes takes turns with
     # the fused one, leading it where the words found little, so a note the model ranks first
-    # is never pushed out by the words' near-misses (realws-dev: fused recall by meaning 0.38
-    # -> 0.63). Not a dialog's messages: the model judges which message answers a question
-    # worse than the words do (LoCoMo: any@5 2 points lower when they took turns too).
+    # is never pushed out by the words' near-misses (realws-dev: fused recall by meaning
+    # 0.33-0.38 -> 0.63). Not a dialog's messages: the model judges which message answers a
+    # question worse than the words do (LoCoMo: any@5 1.5-2 points lower when they took turns).
     meant = [chunk for chunk, similarity in semantic if similarity >= trust.floor and takes_turns(chunk)]
     order = take_turns(rest, meant, strong < 1.0, file_of)
     return [(c, scores.get(c, 0.0)) for c in order]
