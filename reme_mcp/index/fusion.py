@@ -160,26 +160,18 @@ def take_turns(
     out: list[str] = []
     seen: set[str] = set()
     files: set[str] = set()
-    at_fused = at_meant = 0
-    turn_meant = meant_first
-    while at_fused < len(fused) or at_meant < len(meant):
-        if turn_meant:
-            while at_meant < len(meant) and (meant[at_meant] in seen or file_of(meant[at_meant]) in files):
-                at_meant += 1
-            if at_meant < len(meant):
-                chunk = meant[at_meant]
-                at_meant += 1
+    turns = [(meant, True), (fused, False)] if meant_first else [(fused, False), (meant, True)]
+    at = [0, 0]
+    while at[0] < len(turns[0][0]) or at[1] < len(turns[1][0]):
+        for turn, (ranked, by_file) in enumerate(turns):
+            while at[turn] < len(ranked) and (
+                ranked[at[turn]] in seen or (by_file and file_of(ranked[at[turn]]) in files)
+            ):
+                at[turn] += 1
+            if at[turn] < len(ranked):
+                chunk = ranked[at[turn]]
+                at[turn] += 1
                 out.append(chunk)
                 seen.add(chunk)
                 files.add(file_of(chunk))
-        else:
-            while at_fused < len(fused) and fused[at_fused] in seen:
-                at_fused += 1
-            if at_fused < len(fused):
-                chunk = fused[at_fused]
-                at_fused += 1
-                out.append(chunk)
-                seen.add(chunk)
-                files.add(file_of(chunk))
-        turn_meant = not turn_meant
     return out + [chunk for chunk in meant if chunk not in seen]
