@@ -103,7 +103,7 @@ def file_texts(docs: Iterable[dict[str, Any]]) -> list[FileTexts]:
         # writes for it meets a question in other words more often than the body's details
         # (docs/semantic.md, "What is embedded"). Not a dialog: its messages have no summary.
         summary = summaries.get(item.path, "")
-        dialog = any(speaker for speaker, _ in said[item.path])
+        dialog = any(speaker for speaker, _ in said.get(item.path, []))
         if item.texts and summary and not dialog and summary not in item.texts[0]:
             item.texts[0] = f"{summary}\n{item.texts[0]}"
     return [item for item in files.values() if item.content_hash]

@@ -29,6 +29,8 @@ def _read(tmp_path: Path) -> dict[str, FileTexts]:
         "daily/2026-11-28/pastry.md",
         "---\nname: pastry\ndescription: 'Why the tart\n  crust went soggy'\n---\n## Crust\nBlind-bake it first.\n\n## Filling\nLess juice.\n",
     )
+    (root / "resource").mkdir()
+    (root / "resource" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))  # a file, no chunks
     ws = Workspace(root)
     index = MemoryIndex(ws, home=tmp_path / "indexes")
     index.sync(force=True)
@@ -71,3 +73,4 @@ def test_a_note_is_read_with_its_description_once_at_its_start(tmp_path: Path) -
     assert not any("(" in text for text in note.texts)
     assert read["digest/tart.md"].texts[0].startswith("## Recipe")  # no description, nothing added
     assert all("soggy" not in text for text in read["session/dialog/s1.jsonl"].texts)
+    assert read["resource/logo.png"].texts == []  # a file with no chunks is read as none
