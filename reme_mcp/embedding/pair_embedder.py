@@ -7,8 +7,8 @@ each scaled by the root of its share, so its dot product with another is the two
 blended by those shares, and it is a unit vector itself: the stage, the vectors on disk and
 the per-question centring treat it as one model's.
 
-Stored text is read in e5-small's windows (it reads fewer tokens of a line than USE), and USE
-reads the same lines, so a window's two halves are of one text.
+Stored text is read in e5-small's windows (the narrower: they leave room for its "passage: "
+prefix), and USE reads the same lines, so a window's two halves are of one text.
 """
 
 from __future__ import annotations
