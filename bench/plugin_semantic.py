@@ -29,8 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("bin", "pyproject.toml", "README.md", "reme_mcp", "skills")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from launcher import copy_plugin  # the plugin as a marketplace ships it
+
 HANDSHAKE = [
     {
         "jsonrpc": "2.0",
@@ -41,17 +43,6 @@ HANDSHAKE = [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
-
-
-def copy_plugin(target: Path) -> Path:
-    target.mkdir(parents=True)
-    for name in SHIPPED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, target / name)
-    return target
 
 
 def environ(cache: Path, semantic: str | None) -> dict[str, str]:
