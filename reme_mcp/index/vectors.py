@@ -260,7 +260,7 @@ class VectorStore:
         now (`doctor`: what another process would load); empty when nothing of this model is saved."""
         try:
             meta = json.loads(self._meta.read_text(encoding="utf-8"))
-            if meta.get("format") != FORMAT or meta.get("model") != self.model or meta.get("dim") != self.dim:
+            if not _of_this_model(meta, self.model, self.dim):
                 return {}
             return {str(entry["path"]): str(entry["hash"]) for entry in meta["files"]}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -354,10 +354,15 @@ class VectorStore:
                     old.unlink(missing_ok=True)
 
 
+def _of_this_model(meta: Any, model: str, dim: int) -> bool:
+    """Whether a stored description is of this format, model and size (else nothing of it is used)."""
+    return bool(meta.get("format") == FORMAT and meta.get("model") == model and meta.get("dim") == dim)
+
+
 def _parse(meta: Any, stored: Any, model: str, dim: int) -> tuple[dict[str, FileVectors], Vectors]:
     """The files of a stored pair, checked against each other and this model, and the matrix of
     their rows in order (each file's rows are views of it)."""
-    if meta.get("format") != FORMAT or meta.get("model") != model or meta.get("dim") != dim:
+    if not _of_this_model(meta, model, dim):
         return {}, _stacked([], dim)
     if not isinstance(stored, np.ndarray) or stored.ndim != 2 or stored.shape[1] != dim:
         raise ValueError("the vector file does not match its description")
