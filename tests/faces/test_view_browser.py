@@ -108,12 +108,16 @@ async def _tool_search(workspace: Path) -> list[str]:
 
 def press(driver: Any, css: str) -> None:
     """Click a form's button and wait for the page it posts to."""
+    button = driver.find_element(By.CSS_SELECTOR, css)
+    button.click()
+    _wait_stale(driver, button)
+
+
+def _wait_stale(driver: Any, element: Any) -> None:
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
-    button = driver.find_element(By.CSS_SELECTOR, css)
-    button.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(button))
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(element))
 
 
 def shot(driver: Any, name: str) -> None:
@@ -151,6 +155,7 @@ def test_search_shows_what_the_search_tool_ranks_first(browser: Any, page: ViewP
     box = browser.find_element(By.NAME, "q")
     box.send_keys(QUERY)
     box.submit()
+    _wait_stale(browser, box)  # submit() does not wait for the page it posts to
     shown = [el.get_attribute("data-path") for el in browser.find_elements(By.CSS_SELECTOR, "li.hit")]
     tool = anyio.run(_tool_search, workspace)  # what a model gets from the MCP tool, over stdio
     assert shown and shown == tool
