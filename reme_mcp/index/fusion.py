@@ -38,6 +38,12 @@ WEAK, STRONG = 0.15, 0.20
 SEMANTIC_WEIGHT_STRONG = 0.0
 
 
+# A note takes the model's turn from this share of the model's floor: the floor, measured on
+# generated paraphrases, held back the cross-language paraphrases of hand-written notes (cosine
+# 0.21-0.25 with the default model). realws-dev by meaning 0.625 -> 0.667, bench/paraphrase.py
+# --per-section 4 seeds 7/8 0.647/0.673 -> 0.693/0.680; no floor at all measured the same.
+TURN_FLOOR = 0.8
+
 # Only the first RERANK_DEPTH of a strong lexical stage's hits are reordered by meaning
 # (embedding/trust.py: each model's weight for it).
 RERANK_DEPTH = 20
@@ -144,7 +150,7 @@ def fuse(
     # is never pushed out by the words' near-misses (realws-dev: fused recall by meaning
     # 0.33-0.38 -> 0.63). Not a dialog's messages: the model judges which message answers a
     # question worse than the words do (LoCoMo: any@5 1.5-2 points lower when they took turns).
-    meant = [chunk for chunk, similarity in semantic if similarity >= trust.floor and takes_turns(chunk)]
+    meant = [chunk for chunk, similarity in semantic if similarity >= TURN_FLOOR * trust.floor and takes_turns(chunk)]
     order = take_turns(rest, meant, strong < 1.0, file_of)
     return [(c, scores.get(c, 0.0)) for c in order]
 

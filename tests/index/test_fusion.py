@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reme_mcp.embedding.trust import E5_TRUST
 from reme_mcp.index.fusion import fuse, take_turns
 
 # Lexical hits as (chunk id, text); the model's ranking as (chunk id, cosine similarity).
@@ -52,6 +53,16 @@ def test_a_verbatim_hit_keeps_the_lead_and_a_strong_lexical_stage_answers_alone(
 def test_chunks_under_the_models_floor_are_not_offered() -> None:
     order = _fused("what did we decide", [("digest/unrelated.md#1", 0.05)])
     assert "digest/unrelated.md#1" not in order
+
+
+def test_a_note_the_model_ranks_first_takes_its_turn_a_little_under_the_floor() -> None:
+    # Cross-language paraphrases of hand-written notes score just under the floor that keeps a
+    # chunk out of the fused ranks; with no verbatim hit the model's first note still shows.
+    near_floor = 0.9 * E5_TRUST.floor
+    order = _fused("what did we decide about the thing", [("digest/answer.md#1", near_floor)])
+    assert order[:2] == [LEXICAL[0][0], "digest/answer.md#1"]
+    unrelated = _fused("what did we decide about the thing", [("digest/answer.md#1", 0.5 * E5_TRUST.floor)])
+    assert "digest/answer.md#1" not in unrelated
 
 
 def test_turns_take_each_chunk_once_and_the_models_pass_over_a_file_already_shown() -> None:
