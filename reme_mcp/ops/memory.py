@@ -413,6 +413,10 @@ class Memory:
         from reme_mcp.team.run import Sync
 
         report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init)
+        if report.days_behind:  # the batch of day indexes owes them and catches them up in this process
+            with self.ws.lock("write"):
+                for day in report.days_behind:
+                    self.days.refresh_or_owe(day)
         if not dry_run:
             report.indexed = gone.caught_up(self.index, self.ledger, report)
         return report

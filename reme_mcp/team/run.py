@@ -47,6 +47,9 @@ class SyncReport:
     renamed: dict[str, str] = field(default_factory=dict)  # incoming note -> where it was kept
     pushed: bool = False
     indexed: int = 0
+    # Day indexes the merge could not rebuild (a full disk): the day (and why), left to the
+    # process's batch of day indexes, which catches them up as soon as they can be written.
+    days_behind: dict[str, str] = field(default_factory=dict)
 
     def render(self) -> str:
         verb = "would" if self.dry_run else ""
@@ -56,6 +59,11 @@ class SyncReport:
         lines.append(f"  out: {changes.summary(self.went_out)}" + (" (would push)" if verb and self.went_out else ""))
         lines.append(f"  in: {changes.summary(self.came_in)}" + (" (would merge)" if verb and self.came_in else ""))
         lines.extend(f"  kept both: {old} came in as {new}" for old, new in self.renamed.items())
+        if self.days_behind:
+            why = next(iter(self.days_behind.values()))
+            lines.append(
+                f"  day indexes behind: {', '.join(self.days_behind)} ({why}); caught up as soon as they can be written"
+            )
         if not self.dry_run:
             lines.append(f"  index: {self.indexed} file(s) caught up")
         return "\n".join(lines)
@@ -107,7 +115,7 @@ class Sync:
                     report.came_in += self._diff(base, tip)
                     self._merge(up, head, tip, base, report)
                 if self.repo.write_gitignore():
-                    self._rebuild(set(), "reme-mcp: .gitignore keeps derived state out of the repository")
+                    self._rebuild(set(), "reme-mcp: .gitignore keeps derived state out of the repository", report)
             if tip is not None:
                 self.git.run("update-ref", SEEN, tip)
             head = self.repo.head()
@@ -227,7 +235,7 @@ class Sync:
         days = {d for c in report.came_in + local if (d := changes.day_of(c.path))}
         if head is None or self.repo.is_ancestor(head, tip):
             self.git.run("merge", "-q", "--ff-only", tip)
-            self._rebuild(days, f"reme-mcp: day indexes rebuilt after sync from {up.remote}/{up.branch}")
+            self._rebuild(days, f"reme-mcp: day indexes rebuilt after sync from {up.remote}/{up.branch}", report)
             return
         args = ["merge", "-q", "--no-ff", "--no-commit", *(["--allow-unrelated-histories"] if base is None else [])]
         done = self.git.run(*args, tip, check=False)
@@ -235,7 +243,7 @@ class Sync:
             report.renamed.update(self._resolve(up, done.err or done.out, report))
         days |= {d for new in report.renamed.values() if (d := changes.day_of(new))}
         message = f"reme-mcp: merge {up.remote}/{up.branch}: {changes.summary(report.came_in)}"
-        self._rebuild(days, message, merging=True)
+        self._rebuild(days, message, report, merging=True)
 
     def _resolve(self, up: Upstream, said: str, report: SyncReport) -> dict[str, str]:
         """Keep both of two same-name notes; any other conflict aborts the merge with one line."""
@@ -258,12 +266,18 @@ class Sync:
             self.git.run("add", "--", *relinked)
         return moved
 
-    def _rebuild(self, days: set[str], message: str, merging: bool = False) -> None:
-        """Rebuild the day indexes of these days from their notes, and commit (the merge, if one is open)."""
+    def _rebuild(self, days: set[str], message: str, report: SyncReport, merging: bool = False) -> None:
+        """Rebuild the day indexes of these days from their notes, and commit (the merge, if one is open).
+
+        A day index that cannot be written now is derived: the merge is committed without it and
+        the day is named in `report.days_behind` for the process to catch up."""
         index_files, notes = DayIndexFile(self.ws), DayNotes(self.ws)
         for day in sorted(days):
             if (self.ws.root / "daily" / day).is_dir():
-                index_files.refresh(day, notes.notes(day))
+                try:
+                    index_files.refresh(day, notes.notes(day))
+                except OSError as exc:
+                    report.days_behind[day] = os_error_line(exc, "rebuilding the day index")
         self._stage_all()
         if merging or self.git.run("diff", "--cached", "--quiet", check=False).code != 0:
             self.git.run(*self.repo.identity(), "commit", "-q", "--no-verify", "-m", message)

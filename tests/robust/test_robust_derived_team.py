@@ -25,7 +25,7 @@ from reme_mcp.ops.models import IN_LINE
 from reme_mcp.team.status import STATUS
 from tests.conftest import DAY, make_reme_workspace
 from tests.robust.test_robust_derived_stores import read_only, unmount, wait_for
-from tests.team.team_git import bare_remote, isolate_git
+from tests.team.team_git import bare_remote, git, isolate_git
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mounts")]
 
@@ -74,3 +74,46 @@ def test_a_sync_record_refused_once_is_written_by_the_same_process(
     assert wait_for(lambda: on_disk(root)["error"] is None), "the refused record was not written"
     assert on_disk(root)["went_out"] == len(report_of.went_out)
     assert memory.doctor().behind == IN_LINE
+
+
+def test_a_day_index_a_merge_could_not_rebuild_is_caught_up_by_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teammate pushes a note with plain git; the day index here refuses writes (a read-only
+    bind mount over the file) when the sync merges it: the merge is kept, the sync says the day
+    index is behind, and the process lists the note in it within seconds of the mount going,
+    with no other call."""
+    isolate_git(tmp_path, monkeypatch)
+    remote = bare_remote(tmp_path)
+    root = make_reme_workspace(tmp_path / "ws")
+    memory = Memory(load_settings(workspace=str(root), timezone="UTC"))
+    memory.remember("The zqheron waits in the shallows.", date=DAY)
+    memory.team_sync(init=str(remote), interactive=False)
+
+    clone = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    (clone / "daily" / DAY / "zqcurlew.md").write_text(
+        "---\nname: zqcurlew\ndescription: the zqcurlew probes the mud\n---\nThe zqcurlew probes the mud.\n",
+        encoding="utf-8",
+    )
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "a note by hand")
+    git(clone, "push", "-q")
+
+    day_index = root / "daily" / f"{DAY}.md"
+    before = day_index.read_text(encoding="utf-8")
+    read_only(day_index)
+    try:
+        report = memory.team_sync(interactive=False)
+        assert (root / "daily" / DAY / "zqcurlew.md").is_file()  # merged
+        assert list(report.days_behind) == [DAY], report.days_behind
+        assert "day indexes behind" in report.render()
+        assert day_index.read_text(encoding="utf-8") == before
+        behind = memory.doctor().behind
+        assert isinstance(behind, dict) and f"daily/{DAY}.md" in behind, behind
+        assert memory.search("zqcurlew").results  # the note itself is searchable meanwhile
+    finally:
+        unmount(day_index)
+    assert wait_for(lambda: "zqcurlew" in day_index.read_text(encoding="utf-8")), "the day index was not caught up"
+    assert "zqheron" in day_index.read_text(encoding="utf-8")
+    assert wait_for(lambda: memory.doctor().behind == IN_LINE), memory.doctor().behind  # the index takes it too
