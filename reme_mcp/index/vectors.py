@@ -21,6 +21,7 @@ the files.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -42,6 +43,9 @@ from reme_mcp.errors import SaidOnce
 log = logging.getLogger("reme_mcp.index")
 
 FORMAT = 4
+# The fewest bytes a chunk's line of the description takes (its id, line, date, digest, shares):
+# the room a save needs is counted from below, so it never refuses a save that would fit.
+ROW_DESCRIPTION = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +319,13 @@ class VectorStore:
             files = dict(self._files)
             held = self._current()  # its rows are those files' rows, in their order
             self._unsaved = False
+        try:
+            _room_for(self._folder, held.matrix.shape[0] * (held.matrix.shape[1] * 2 + ROW_DESCRIPTION))
+        except OSError as exc:
+            with self._lock:
+                self._unsaved = True
+            self._unwritable.failed(exc)
+            return
         entries = [
             {
                 "path": p,
@@ -352,6 +363,17 @@ class VectorStore:
             for old in [self._unnamed, *self._folder.glob(f"{self._meta.stem}.*.npy")]:
                 if old != rows and (old == self._unnamed or self._generation.fullmatch(old.name)):
                     old.unlink(missing_ok=True)
+
+
+def _room_for(folder: Path, need: int) -> None:
+    """The error a save would meet, raised before it builds and writes anything: a read-only
+    folder, or less free space than the save takes. A refused save is tried again every second,
+    and building one costs as much as writing it (100k chunks: 180 MB of rows with the default model)."""
+    found = os.statvfs(folder)
+    if found.f_flag & os.ST_RDONLY:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(folder))
+    if found.f_bavail * found.f_frsize < need:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
 
 
 def _of_this_model(meta: Any, model: str, dim: int) -> bool:

@@ -125,7 +125,7 @@ async def test_a_file_edited_by_a_person_is_embedded_again(tmp_path: Path) -> No
         note = root / target
         text = note.read_text(encoding="utf-8")
         note.write_text(
-            text.replace("My sister bought a car last weekend.", "My sister is teaching her young dog to sit."),
+            text.replace("My sister bought a car last weekend.", "My neighbour is teaching her young dog to sit."),
             encoding="utf-8",
         )
         assert await found_within(c, new_query, target, limit=1)
@@ -731,7 +731,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     from reme_mcp.embedding import windows
     from reme_mcp.ops.memory import Memory
 
-    target = "My sister is teaching her young dog to sit."
+    target = "My neighbour is teaching her young dog to sit."
     rng = random.Random(3)
     pages = [rng.sample(FILLER, 16) for _ in range(12)]
     pages[7].append(target)
