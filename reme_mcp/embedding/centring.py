@@ -148,6 +148,11 @@ class Centred:
         """The unit vector of a question, centred like the stored text."""
         return centre([text], self._raw([text], True), self._query_means).reshape(self.dim)
 
+    def judging(self, query: Vectors) -> Vectors:
+        """The vector whose cosines with stored text reorder a strong lexical stage's hits: the
+        question's own."""
+        return query
+
 
 def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:
     """English and Chinese means, as stored text then as a question: rows pe, pz, qe, qz."""

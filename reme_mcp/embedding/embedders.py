@@ -32,6 +32,8 @@ class TextEmbedder(Protocol):
 
     def query(self, text: str) -> Vectors: ...
 
+    def judging(self, query: Vectors) -> Vectors: ...
+
 
 def model_key(name: str, models_home: Path | None) -> str:
     """What names a model's vectors and language means on disk: a model fetched again under the

@@ -36,8 +36,12 @@ def _blend(use: float, e5: float) -> float:
 
 
 # Its cosines are the blend of the two models', so its floor and the doubt's margins are the
-# blend of theirs. The reordering of a strong lexical stage's hits is e5-small's: on LoCoMo
-# any@5 78.0 at its weight, 77.5 at 0.7 of it (bench/locomo.py, 2026-12-06).
+# blend of theirs. A strong lexical stage's hits are reordered by e5-small's cosine alone, at
+# e5-small's weight (`judging`; USE reorders nothing, use_embedder.TRUST). LoCoMo any@5 /
+# MRR / session@5 / lines per hit, the blend 78.0 / 0.625 / 93.4 / 1.37, e5-small's cosine
+# 78.8 / 0.630 / 93.3 / 1.36; realws-dev by meaning 0.667 -> 0.708; bench/paraphrase.py
+# unchanged (bench/log-2026-12.md). The blend lifted a dialog's questions, which USE finds
+# like the question asked, and with them the replies they come back with (index/exchange.py).
 TRUST = Trust(
     floor=_blend(USE_TRUST.floor, E5_TRUST.floor),
     doubt=(_blend(USE_TRUST.doubt[0], E5_TRUST.doubt[0]), _blend(USE_TRUST.doubt[1], E5_TRUST.doubt[1])),
@@ -82,3 +86,10 @@ class PairEmbedder:
 
     def query(self, text: str) -> Vectors:
         return self._side_by_side(self._use.query(text), self._e5.query(text))
+
+    def judging(self, query: Vectors) -> Vectors:
+        """e5-small's half of the question alone, scaled so its product with a stored vector is
+        e5-small's cosine: USE judges which message answers a question worse than the words do."""
+        judge = np.zeros_like(query)
+        judge[..., self._use.dim :] = query[..., self._use.dim :] / self._scales[1] ** 2
+        return judge

@@ -106,6 +106,7 @@ def fuse(
     trust: Trust = E5_TRUST,
     takes_turns: Callable[[str], bool] = lambda chunk: True,
     file_of: Callable[[str], str] = lambda chunk: chunk.rpartition("#")[0],
+    judged: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float]]:
     """Chunk ids best first, with their fused score: verbatim lexical hits first; else the fused
     ranking and the model's ranking of the chunks `takes_turns` allows, in turn.
@@ -113,7 +114,9 @@ def fuse(
     `lexical`: hits best first; `semantic`: (chunk id, cosine similarity) best first; `covered`:
     each lexical hit's coverage (`coverage`), by which the lexical stage's strength is known;
     `similar`: the cosine similarity of lexical hits to the question, by chunk id (the reordering,
-    and the model's doubt of the lexical stage: `doubted`); `trust`: the model's own scale.
+    and the model's doubt of the lexical stage: `doubted`); `trust`: the model's own scale;
+    `judged`: the cosines the reordering goes by, where the model judges by another vector than
+    the question's (else `similar`).
     """
     scores: dict[str, float] = {}
     first: list[str] = []
@@ -133,7 +136,7 @@ def fuse(
         if similar and trust.rerank and rank <= RERANK_DEPTH:
             # The lexical stage's best hit keeps its place (it counts as if the model agreed
             # fully): reordering it too cost LoCoMo 0.03 of MRR for the same recall.
-            agreed = 1.0 if rank == 1 else similar.get(chunk, 0.0)
+            agreed = 1.0 if rank == 1 else (judged or similar).get(chunk, 0.0)
             scores[chunk] += strong * trust.rerank * agreed
         if verbatim(content(hit), query):
             first.append(chunk)

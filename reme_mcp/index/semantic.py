@@ -136,13 +136,13 @@ class SemanticStage:
 
     def ask(
         self, text: str, k: int, chunk_ids: Sequence[str], as_text_too: bool = False
-    ) -> tuple[list[Near], dict[str, float]]:
-        """The k chunks most like `text`, and how like it each of `chunk_ids` is, from one embedding
-        of the question (`as_text_too`: two, centring.joined); nothing while the model loads or
-        when it is missing."""
+    ) -> tuple[list[Near], dict[str, float], dict[str, float]]:
+        """The k chunks most like `text`, how like it each of `chunk_ids` is, and how like it the
+        model judges them (its judging vector: embedders.py), from one embedding of the question
+        (`as_text_too`: two, centring.joined); nothing while the model loads or when it is missing."""
         model = self._query_model
         if model is None or not text.strip():
-            return [], {}
+            return [], {}, {}
         with self._query_lock:
             if as_text_too and self._text_model is not None and model.two_readings:
                 # The two embeddings at once, one a core: a second one costs no wall time
@@ -151,7 +151,8 @@ class SemanticStage:
                 query = centring.joined(model.query(text), said.result())
             else:
                 query = model.query(text)
-        return self.vectors.nearest(query, k, chunk_ids)
+        judge = model.judging(query)
+        return self.vectors.nearest_judged(query, k, chunk_ids, None if judge is query else judge)
 
     @property
     def trust(self) -> Trust:

@@ -142,7 +142,7 @@ class SemanticHook:
         # A question the words found little of is also embedded as text (centring.joined).
         weak = fusion.lexical_strength(max(covered, default=0.0)) < 1.0
         heads = [_chunk_id(h) for h in hits[: fusion.RERANK_DEPTH]]
-        found, similar = self.stage.ask(text, SEMANTIC_DEPTH, heads, as_text_too=weak)
+        found, similar, judged = self.stage.ask(text, SEMANTIC_DEPTH, heads, as_text_too=weak)
         near = [
             (n.key.chunk_id, n.similarity)
             for n in found
@@ -156,7 +156,16 @@ class SemanticHook:
             return hits, total
         notes = {n.key.chunk_id for n in found if file_kind(n.key.path) not in DIALOGS}
         order = fusion.fuse(
-            hits, near, _chunk_id, lambda h: h.content, text, covered, similar, self.stage.trust, notes.__contains__
+            hits,
+            near,
+            _chunk_id,
+            lambda h: h.content,
+            text,
+            covered,
+            similar,
+            self.stage.trust,
+            notes.__contains__,
+            judged=judged,
         )
         by_id = {_chunk_id(h): h for h in hits}
         worded = set(by_id)

@@ -225,18 +225,32 @@ class VectorStore:
         (those without a vector left out), from one product over every vector: the cosine
         (every vector is a unit vector) of the chunk's best window, each language's pull on
         this question taken out (centring.per_question)."""
+        near, similar, _ = self.nearest_judged(query, k, chunk_ids, None)
+        return near, similar
+
+    def nearest_judged(
+        self, query: Vectors, k: int, chunk_ids: Sequence[str], judge: Vectors | None
+    ) -> tuple[list[Near], dict[str, float], dict[str, float]]:
+        """`nearest`, and also how like `judge` (the model's judging vector, embedders.py) each of
+        `chunk_ids` is, from the same pass over the vectors (the product takes both columns)."""
         held = self._all()
         keys = held.keys
         if not keys:
-            return [], {}
-        by_row = centring.per_question(held.matrix @ query, held.shares)
+            return [], {}, {}
+        columns = held.matrix @ (query if judge is None else np.stack([query, judge], axis=1))
+        by_row = centring.per_question(columns if judge is None else columns[:, 0], held.shares)
         scores = np.maximum.reduceat(by_row, held.starts)
         k = min(k, len(keys))
         top = np.argpartition(-scores, k - 1)[:k]
         ranked = [int(i) for i in top[np.argsort(-scores[top], kind="stable")]]
         best = [held.starts[i] + int(np.argmax(by_row[held.starts[i] : _end(held, i, len(by_row))])) for i in ranked]
         similar = {c: float(scores[held.places[c]]) for c in chunk_ids if c in held.places}
-        return [Near(keys[i], float(scores[i]), held.at[row]) for i, row in zip(ranked, best, strict=True)], similar
+        judged = similar
+        if judge is not None:
+            by_judge = np.maximum.reduceat(centring.per_question(columns[:, 1], held.shares), held.starts)
+            judged = {c: float(by_judge[held.places[c]]) for c in chunk_ids if c in held.places}
+        near = [Near(keys[i], float(scores[i]), held.at[row]) for i, row in zip(ranked, best, strict=True)]
+        return near, similar, judged
 
     def _all(self) -> _Matrix:
         with self._lock:

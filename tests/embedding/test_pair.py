@@ -37,6 +37,19 @@ def test_its_cosine_is_the_two_models_blended_and_its_vectors_unit_length(tmp_pa
     assert int(np.argmax(stored @ asked)) == 0
 
 
+def test_it_judges_lexical_hits_by_e5_smalls_cosine_alone(tmp_path: Path) -> None:
+    # USE reorders nothing (it judges which message answers a question worse than the words
+    # do): the pair's judging vector gives e5-small's own cosine with each stored text.
+    pair = open_embedder(MODEL, tmp_path, None)
+    e5 = open_embedder(E5_MODEL, tmp_path, None)
+    asked = pair.query(QUESTION)
+    judged = pair.passages(TEXTS) @ pair.judging(asked)
+    assert np.allclose(judged, e5.passages(TEXTS) @ e5.query(QUESTION), atol=1e-4)
+    assert not np.allclose(judged, pair.passages(TEXTS) @ asked, atol=1e-3)
+    single = open_embedder(E5_MODEL, tmp_path, None)
+    assert single.judging(single.query(QUESTION)) is not None
+
+
 def test_a_long_text_is_read_in_e5_smalls_windows_by_both_models(tmp_path: Path) -> None:
     pair = open_embedder(MODEL, tmp_path, None)
     e5 = open_embedder(E5_MODEL, tmp_path, None)

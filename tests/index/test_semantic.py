@@ -424,7 +424,7 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
     batch in hand finishes, what is embedded is saved, and the process exits with status 0."""
     root = tmp_path / "ws"
     (root / "memory").mkdir(parents=True)
-    for month in range(1, 7):  # 6,000 sections: more than the default model embeds in the half second below
+    for month in range(1, 7):  # 6,000 sections: more than the default model embeds before its first save
         for day in range(1, 21):
             sections = (
                 f"## Note {i}\n\nBuild server {i} moved to rack {day} after the cache trouble.\n" for i in range(50)
@@ -437,7 +437,9 @@ def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_emb
         f"m = Memory(load_settings({str(root)!r}, 'UTC', 'on'))\n"
         "m.search('cache trouble')\n"
         "assert m.index.semantic.stage.loaded(120)\n"
-        "time.sleep(0.5)\n"
+        "deadline = time.monotonic() + 60\n"  # a first batch embedded, however loaded the machine
+        "while m.index.semantic.state().embedded == 0 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
         "print(m.doctor().semantic['status'])\n"
     )
     run = _python(script, env)
