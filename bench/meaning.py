@@ -5,7 +5,9 @@ Reads a workspace and its labelled queries in the layout of ../shared/realws-dev
 workspace to a temporary folder, embeds it fully with the model of `REME_SEMANTIC_MODEL`
 (or `--model`), and ranks every query three ways, each by file (the first relevant file in
 the top 5): the lexical stage alone (the stage off), the model alone (its nearest chunks,
-day indexes left out, as a file's best chunk), and fused (what `search` returns). Prints
+day indexes left out, as a file's best chunk; "model+text" with the question also read as
+stored text, as a search whose words found little reads it), and fused (what `search`
+returns). Prints
 each miss with where each stage put the relevant file, then recall@5 and MRR per kind.
 
     python bench/meaning.py ../shared/realws-dev [--model NAME] [--verbose] [--json PATH]
@@ -89,14 +91,19 @@ def main(argv: list[str] | None = None) -> int:
     state = hook.state()
     print(f"model {state.model}: {state.embedded} chunks embedded in {time.monotonic() - started:.1f} s")
 
-    def model_alone(query: str) -> list[str]:
-        near = hook.stage.nearest(query, 60)
+    def model_alone(query: str, both_readings: bool = False) -> list[str]:
+        near = hook.stage.ask(query, 60, (), as_text_too=both_readings)[0]
         return by_file([n.key.path for n in near if not is_day_index(n.key.path)])
 
     def search(memory: Memory) -> Callable[[str], list[str]]:
         return lambda q: by_file([h.path for h in memory.search(q, limit=10).results])
 
-    rankers = {"lexical": search(lexical), "model": model_alone, "fused": search(fused)}
+    rankers = {
+        "lexical": search(lexical),
+        "model": model_alone,
+        "model+text": lambda q: model_alone(q, both_readings=True),
+        "fused": search(fused),
+    }
     rows = []
     for q in queries:
         ranks = {name: rank_of(fn(q["query"]), q["relevant"]) for name, fn in rankers.items()}

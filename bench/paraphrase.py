@@ -7,8 +7,10 @@ note in other words: a third of them in the other language. The benchmark checks
 pair with the project's own analyzer: a query that shares a content token with its note
 (function words aside, bench/paraphrase_data.py) is dropped and counted.
 
-Three rankings of the same queries, side by side: lexical (the stage off), semantic (the
-model's nearest chunks alone) and fused (what `search` returns with the stage on).
+Four rankings of the same queries, side by side: lexical (the stage off), semantic (the
+model's nearest chunks alone), sem+text (the same with the question also read as stored
+text, as a search whose words found little reads it: centring.joined) and fused (what
+`search` returns with the stage on).
 
 `--per-section K` writes the notes as a person keeps them instead: K to a section of a
 Markdown page, one page each (a chunk of up to 1,500 characters), so most facts lie past
@@ -211,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the semantic stage is {state.status}", file=sys.stderr)
         return 1
 
-    def semantic_paths(query: str) -> list[str]:
+    def semantic_paths(query: str, as_text_too: bool = False) -> list[str]:
         seen: list[str] = []
-        for near in hook.stage.nearest(query, 30):
+        for near in hook.stage.ask(query, 30, (), as_text_too=as_text_too)[0]:
             if near.key.path not in seen:
                 seen.append(near.key.path)
         return seen[:10]
@@ -221,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     rankers: dict[str, Callable[[str], list[str]]] = {
         "lexical": lambda q: [h.path for h in lexical.search(q, limit=10).results],
         "semantic": semantic_paths,
+        "sem+text": lambda q: semantic_paths(q, as_text_too=True),
         "fused": lambda q: [h.path for h in fused.search(q, limit=10).results],
     }
     groups = {
