@@ -65,6 +65,20 @@ def test_a_note_the_model_ranks_first_takes_its_turn_a_little_under_the_floor() 
     assert "digest/answer.md#1" not in unrelated
 
 
+def test_two_chinese_characters_held_verbatim_keep_the_lead_as_four_letters_do() -> None:
+    lexical = [("daily/2026-11-01/a.md#1", "数据库的优化器换了"), ("daily/2026-11-02/b.md#1", "优化了缓存")]
+    meant = [("digest/other.md#1", 0.62)]
+
+    def fused(query: str) -> list[str]:  # a weak lexical stage: the model leads unless a hit is verbatim
+        order = fuse(lexical, meant, lambda h: h[0], lambda h: h[1], query, [0.05, 0.05], None)
+        return [chunk for chunk, _ in order]
+
+    assert fused("优化器")[0] == "daily/2026-11-01/a.md#1"
+    assert fused("优化")[0] == "daily/2026-11-01/a.md#1"
+    assert fused("优")[0] == "digest/other.md#1"  # one character is as two letters: no lead
+    assert fused("化器")[0] == "daily/2026-11-01/a.md#1"
+
+
 def test_turns_take_each_chunk_once_and_the_models_pass_over_a_file_already_shown() -> None:
     def file_of(chunk: str) -> str:
         return chunk.rpartition("#")[0]
