@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         return by_file([n.key.path for n in near if not is_day_index(n.key.path)])
 
     def search(memory: Memory) -> Callable[[str], list[str]]:
-        return lambda q: by_file([h.path for h in memory.search(q, limit=10).results])
+        return lambda q: [h.path for h in memory.search(q, limit=LIMIT).results]  # as run.py asks
 
     rankers = {
         "lexical": search(lexical),

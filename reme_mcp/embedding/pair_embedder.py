@@ -39,8 +39,8 @@ def _blend(use: float, e5: float) -> float:
 # blend of theirs. A strong lexical stage's hits are reordered by e5-small's cosine alone, at
 # e5-small's weight (`judging`; USE reorders nothing, use_embedder.TRUST). LoCoMo any@5 /
 # MRR / session@5 / lines per hit, the blend 78.0 / 0.625 / 93.4 / 1.37, e5-small's cosine
-# 78.8 / 0.630 / 93.3 / 1.36; realws-dev by meaning 0.667 -> 0.708; bench/paraphrase.py
-# unchanged (bench/log-2026-12.md). The blend lifted a dialog's questions, which USE finds
+# 78.8 / 0.630 / 93.3 / 1.36; realws-dev and bench/paraphrase.py unchanged
+# (bench/log-2026-12.md). The blend lifted a dialog's questions, which USE finds
 # like the question asked, and with them the replies they come back with (index/exchange.py).
 TRUST = Trust(
     floor=_blend(USE_TRUST.floor, E5_TRUST.floor),

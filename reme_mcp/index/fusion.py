@@ -51,8 +51,9 @@ TURN_FLOOR = 0.8
 
 # The order of turns (0: the model's notes, 1: the fused ranking). Two to the model: on notes
 # people write, a note the model ranks fourth is still the answer more often than the words'
-# third near-miss (realws-dev by meaning, the model alone 0.750: one turn each 0.708, two 0.750,
-# MRR 0.403 -> 0.423; paraphrase and LoCoMo, with or without notes beside its dialogs, unchanged).
+# third near-miss (realws-dev by meaning, the model alone 0.750: one turn each 0.667, two 0.708,
+# MRR 0.395 -> 0.415; USE 0.583 -> 0.667, e5-small 0.625 -> 0.583; paraphrase and LoCoMo, with
+# or without notes beside its dialogs, unchanged).
 MODEL_FIRST, FUSED_FIRST = (0, 0, 1), (1, 0, 0)
 
 # Only the first RERANK_DEPTH of a strong lexical stage's hits are reordered by meaning
