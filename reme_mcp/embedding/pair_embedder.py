@@ -91,5 +91,5 @@ class PairEmbedder:
         """e5-small's half of the question alone, scaled so its product with a stored vector is
         e5-small's cosine: USE judges which message answers a question worse than the words do."""
         judge = np.zeros_like(query)
-        judge[..., self._use.dim :] = query[..., self._use.dim :] / self._scales[1] ** 2
+        judge[..., self._use.dim :] = query[..., self._use.dim :] / (1.0 - USE_SHARE)
         return judge

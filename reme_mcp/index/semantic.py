@@ -174,24 +174,26 @@ class SemanticStage:
             status = "embedding"
         return SemanticState(self.model, status, self.vectors.chunk_count(), waiting, unreadable)
 
+    def _records(self) -> dict[str, FileRecord]:
+        """The index's files the model embeds, as the index holds them now."""
+        store = self._store
+        with store.mutex:
+            return _read_by_model(store.records()) if store.exists() else {}
+
     def unsaved_files(self) -> int:
         """Files whose vectors on disk are not as the index holds them now (not embedded yet, or a save
         refused), and files saved that the index no longer holds: what `doctor` calls behind. 0 until
         the model has loaded, and when it cannot (search by meaning is off then: nothing is owed)."""
         if self.failure is not None or self._query_model is None:
             return 0
-        store = self._store
-        with store.mutex:
-            records = _read_by_model(store.records()) if store.exists() else {}
+        records = self._records()
         saved = self.vectors.stored_hashes()
         return len(self._due(records, saved)) + sum(1 for p in saved if p not in records)
 
     def _behind(self) -> tuple[int, int, int]:
         """Files the index holds that are not embedded as they are now, files embedded that it no
         longer holds, and files the model failed on as they are now."""
-        store = self._store
-        with store.mutex:
-            records = _read_by_model(store.records()) if store.exists() else {}
+        records = self._records()
         have = self.vectors.hashes()
         # A copy: the stage's thread may add to it meanwhile (this runs on a searching thread).
         failed = list(self._unreadable.items())
