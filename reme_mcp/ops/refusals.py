@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from reme_mcp.storage.files import write_whole
 
 FILE = "refused-secrets.json"
 
@@ -23,10 +24,7 @@ def record(folder: Path, kind: str) -> None:
         kinds = held.get("kinds", {})
         kinds[kind] = int(kinds.get(kind, 0)) + 1
         held = {"kinds": kinds, "last": datetime.now(UTC).isoformat(timespec="seconds")}
-        folder.mkdir(parents=True, exist_ok=True)
-        temp = folder / f".{FILE}.tmp-{os.getpid()}"
-        temp.write_text(json.dumps(held), "utf-8")
-        os.replace(temp, folder / FILE)
+        write_whole(folder / FILE, json.dumps(held), durable=False)
 
 
 def summary(folder: Path) -> dict[str, Any] | str:

@@ -9,13 +9,13 @@ a repository moved) still finds its workspace by an older key.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.projects.identity import Project, short_id
+from reme_mcp.storage.files import write_whole
 from reme_mcp.storage.workspace import NESTED_MEMORY_MARKER
 
 PERSONAL = "personal"  # the `project` a personal hit carries; never a project folder's name
@@ -107,11 +107,8 @@ class MemoryHome:
         keys = tuple(dict.fromkeys((*project.keys, *known.keys)))
         if known.keys == keys and known.root == str(project.root):
             return
-        identity.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"keys": list(keys), "root": str(project.root), "name": project.name}, indent=1)
-        temp = identity.with_name(f".{identity.name}.tmp-{os.getpid()}")
-        temp.write_text(data + "\n", "utf-8")
-        os.replace(temp, identity)
+        write_whole(identity, data + "\n", durable=False)
 
 
 def _same_project(project: Project, item: KnownProject) -> bool:

@@ -3,10 +3,12 @@ where a file belongs; and the atomic name swap and directory sync that make a re
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
 import os
+import secrets
 import stat
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -74,3 +76,36 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_whole(target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
+    """Write a whole file or nothing: a temp file of its own in the same folder, then a rename.
+
+    The temp name is random, never the process id: two threads of one server writing the same
+    file at once (a tool call and ingest creating a project's workspace) must not share one.
+    With `exclusive`, an existing file is never replaced: FileExistsError instead. Without
+    `durable` (derived state that can be rebuilt), no fsync: still whole or nothing if the
+    process dies, but a power cut may lose it. Returns the written file's stat.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(data)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+            written = os.fstat(fh.fileno())
+        if exclusive:
+            os.link(tmp, target)  # fails if the name was taken meanwhile
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(target.parent)
+    return written

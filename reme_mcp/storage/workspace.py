@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import shutil
 import stat
 import time
@@ -21,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.storage import locks
-from reme_mcp.storage.files import fsync_dir
+from reme_mcp.storage.files import write_whole
 from reme_mcp.storage.locks import LOCK_TIMEOUT
 from reme_mcp.storage.text import nameable, require_unicode
 
@@ -322,28 +321,7 @@ class Workspace:
         Without `durable` (derived state that can be rebuilt), no fsync: still whole or
         nothing if the process dies, but a power cut may lose it. Returns the written file's stat.
         """
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(data)
-                fh.flush()
-                if durable:
-                    os.fsync(fh.fileno())
-                written = os.fstat(fh.fileno())
-            if exclusive:
-                os.link(tmp, target)  # fails if the name was taken meanwhile
-                os.unlink(tmp)
-            else:
-                os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if durable:
-            fsync_dir(target.parent)
-        return written
+        return write_whole(target, data, exclusive=exclusive, durable=durable)
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
         """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 from reme_mcp.projects.home import MemoryHome
-from reme_mcp.projects.identity import find_project, normalise_remote
+from reme_mcp.projects.identity import Project, find_project, normalise_remote
 from reme_mcp.projects.placement import is_plugin_folder
 from tests.projects.repos import clone, git, repository, worktree
 
@@ -142,3 +143,33 @@ def test_a_plugin_folder_is_no_project_even_under_a_home_that_is_a_repository(
     assert is_plugin_folder(cache, {})
     assert not is_plugin_folder(checkout, {})  # a checkout of reme-mcp is a project like any other
     assert is_plugin_folder(checkout, {"PLUGIN_ROOT": str(checkout)})
+
+
+def test_threads_making_one_project_workspace_at_once_all_succeed(tmp_path: Path) -> None:
+    """A tool call and ingest of one server may make a new project's workspace in the same moment:
+    each records the project's keys, and none may find its own write taken by the other."""
+    repo = repository(tmp_path / "app")
+    project = find_project(repo, tmp_path)
+    assert project is not None
+    failures: list[BaseException] = []
+    for round_ in range(20):
+        memory = MemoryHome(tmp_path / f"projects-{round_}", tmp_path / "personal")
+        _, workspace = memory.workspace_of(project)
+        start = threading.Barrier(8)
+        threads = [threading.Thread(target=_make, args=(start, memory, workspace, project, failures)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert memory.workspace_of(project)[1] == workspace
+    assert not failures, failures[:3]
+
+
+def _make(
+    start: threading.Barrier, memory: MemoryHome, workspace: Path, project: Project, failures: list[BaseException]
+) -> None:
+    start.wait()
+    try:
+        memory.prepare(workspace, project)
+    except BaseException as exc:
+        failures.append(exc)
