@@ -166,8 +166,13 @@ def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:
     if stored is not None:
         with contextlib.suppress(OSError):
             stored.parent.mkdir(parents=True, exist_ok=True)
-            tmp = stored.with_suffix(".tmp")
-            with open(tmp, "wb") as fh:
-                np.save(fh, means, allow_pickle=False)
-            os.replace(tmp, stored)
+            # A name of its own: two servers starting at once for the first time compute these together.
+            tmp = stored.with_name(f".{stored.name}.tmp-{os.urandom(6).hex()}")
+            try:
+                with open(tmp, "wb") as fh:
+                    np.save(fh, means, allow_pickle=False)
+                os.replace(tmp, stored)
+            finally:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
     return means
