@@ -1,5 +1,6 @@
 """File I/O that refuses what a workspace from elsewhere may plant: links, folders, FIFOs and devices
-where a file belongs; and the atomic name swap and directory sync that make a replace durable."""
+where a file belongs; the whole-or-nothing write, and the atomic name swap and directory sync that
+make a replace durable."""
 
 from __future__ import annotations
 
