@@ -3,7 +3,8 @@
 The candidates come in order: a folder the person named (`--project`, REME_PROJECT_DIR), the
 client's MCP roots, the project folder a host puts in the server's environment, and the
 server's working directory, unless that is the plugin's own folder (Codex and OpenClaw start
-plugin servers there): then the folder of the host process that started us. The first that
+plugin servers there): then the folder of the host process that started us (or the one its
+command line names, `codex -C DIR`). The first that
 lies in a project wins. When none does (a host that gives no roots and starts servers in the
 home folder or `/`), the session reads and writes the personal workspace alone and every answer
 says so: never a silent mix. docs/clients.md has what each host gives, as measured.
@@ -27,6 +28,9 @@ PERSON_VARIABLE = "REME_PROJECT_DIR"
 PLUGIN_ROOT_VARIABLES = ("PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT")
 # How far up the process tree the host's folder is looked for (launcher, front, host).
 MAX_ANCESTORS = 4
+# Hosts whose command line may name the session's folder apart from their own (`-C`/`--cd`),
+# by the name of the program that starts plugin servers (Codex's native binary).
+CD_FLAG_HOSTS = frozenset({"codex"})
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,43 @@ def host_folder(cwd: Path, environ: dict[str, str]) -> Path | None:
         if pid <= 1:
             return None
         if not _same(folder, cwd) and not is_plugin_folder(folder, environ):
-            return folder
+            return _session_folder(pid, folder)
     return None
+
+
+def _session_folder(pid: int, folder: Path) -> Path:
+    """The folder a host process works in: its own, or the one its command line names when the
+    host works elsewhere than it runs (`codex -C DIR`, `codex exec --cd DIR`: Codex stays where
+    it was started and tells a plugin server nothing of DIR)."""
+    try:
+        argv = [
+            arg.decode("utf-8", "surrogateescape") for arg in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        ]
+    except OSError:
+        return folder
+    if not argv or Path(argv[0]).name not in CD_FLAG_HOSTS:
+        return folder
+    named = _cd_flag(argv[1:])
+    if named is None:
+        return folder
+    chosen = folder / named  # a relative DIR is relative to where the host runs
+    return chosen if chosen.is_dir() else folder
+
+
+def _cd_flag(args: list[str]) -> str | None:
+    """The last `-C DIR` / `--cd DIR` (also `-CDIR`, `-C=DIR`, `--cd=DIR`) before `--`."""
+    found = None
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            break
+        if arg in ("-C", "--cd"):
+            found = next(rest, None)
+        elif arg.startswith("--cd="):
+            found = arg[len("--cd=") :]
+        elif arg.startswith("-C"):
+            found = arg[2:].removeprefix("=")
+    return found or None
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -138,7 +177,7 @@ def root_folder(uri: str) -> Path | None:
 # What a person adds to a host's configuration so the server knows the project, by the name the
 # host gives in its `initialize` (clientInfo.name); docs/clients.md has the measured details.
 HOST_FIXES: dict[str, str] = {
-    "codex-mcp-client": "start codex inside the project (a configured server may also pin one with "
+    "codex-mcp-client": "start codex inside the project or with -C /path/to/project (a configured server may also pin one with "
     'args = ["--project", "/path/to/project"] in [mcp_servers.reme] of ~/.codex/config.toml)',
     "claude-code": "start claude inside the project",
     "opencode": "start opencode inside the project",

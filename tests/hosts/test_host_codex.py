@@ -24,9 +24,19 @@ from tests.hosts.acceptance import (
     run_host,
 )
 from tests.hosts.cache import cache_root, npm_bin, npm_packages, uv_bin
-from tests.hosts.projects import Repos, check_project_memory, make_repos
+from tests.hosts.projects import (
+    FACT,
+    FACT_MARK,
+    FACT_QUERY,
+    Repos,
+    check_project_memory,
+    make_repos,
+    notice,
+    projects_holding,
+    searched,
+)
 from tests.hosts.responses import MODEL_ID, request_bodies, serve_responses
-from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT, ModelServer
+from tests.hosts.script import RECALL_PROMPT, REMEMBER_PROMPT, ModelServer, planned_prompt, planned_results
 
 CODEX = "0.171.0"
 # Codex offers these itself as soon as any MCP server is configured, whatever the server
@@ -190,3 +200,39 @@ def test_codex_configured_server_keeps_memory_per_project(tmp_path: Path) -> Non
     with serve_responses() as server:
         (home / ".codex" / "config.toml").write_text(_provider(server.url) + "\n" + snippet, encoding="utf-8")
         _project_sessions(env, repos, home, server)
+
+
+def test_codex_plugin_serves_the_folder_codex_cd_names(tmp_path: Path) -> None:
+    """`codex -C DIR` (and `exec --cd DIR`, relative too) works in DIR while Codex itself stays
+    where it was started, and a plugin server hears nothing of DIR: the server reads the flag
+    from the command line of the Codex process that started it."""
+    home = tmp_path / "home"
+    env = _env(home)
+    repos = make_repos(tmp_path)
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    with serve_responses() as server:
+        (home / ".codex" / "config.toml").write_text(_provider(server.url), encoding="utf-8")
+        _codex(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
+        _codex(env, tmp_path, "plugin", "add", "reme-mcp@reme-mcp")
+
+        def session(tag: str, cwd: Path, flags: tuple[str, ...], *calls: tuple[str, dict[str, object]]) -> list[str]:
+            _codex(env, cwd, *flags, "exec", "--skip-git-repo-check", planned_prompt(tag, *calls))
+            return planned_results(server.script, tag)
+
+        # Started in B, working in A: the fact is A's.
+        (stored,) = session(
+            "b-cd-a", repos.b, ("-C", str(repos.a)), ("remember", {"content": FACT, "name": "codename"})
+        )
+        workspaces = [path for path in (home / ".reme" / "projects").glob("*-*") if path.is_dir()]
+        assert [path.name.split("-")[0] for path in workspaces] == ["alpha"], (workspaces, stored)
+        assert list(workspaces[0].glob("daily/*/codename.md")), stored
+        assert not notice(stored), stored
+        # Started above both, `exec --cd` relative to there, into A's subfolder: A's memory.
+        code = repos.a.parent
+        flags = ("exec", "--skip-git-repo-check", "--cd", str(repos.a_sub.relative_to(code)))
+        _codex(env, code, *flags, planned_prompt("cd-a-sub", ("search", {"query": FACT_QUERY})))
+        (found,) = planned_results(server.script, "cd-a-sub")
+        assert projects_holding(found, FACT_MARK) == {workspaces[0].name} and not notice(found), found
+        # Started in A, working in B: B's memory, which never holds A's fact.
+        (in_b,) = session("a-cd-b", repos.a, (f"--cd={repos.b}",), ("search", {"query": FACT_QUERY}))
+        assert searched(in_b, FACT_QUERY) and FACT_MARK not in in_b and not notice(in_b), in_b
