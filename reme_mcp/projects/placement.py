@@ -4,10 +4,10 @@ The candidates come in order: a folder the person named (`--project`, REME_PROJE
 client's MCP roots, the project folder a host puts in the server's environment, and the
 server's working directory, unless that is the plugin's own folder (Codex and OpenClaw start
 plugin servers there): then the folder of the host process that started us (or the one its
-command line names, `codex -C DIR`). The first that
-lies in a project wins. When none does (a host that gives no roots and starts servers in the
-home folder or `/`), the session reads and writes the personal workspace alone and every answer
-says so: never a silent mix. docs/clients.md has what each host gives, as measured.
+command line names, `codex -C DIR`). The first that lies in a project wins. When none does (a
+host that gives no roots and starts servers in the home folder or `/`), the session reads and
+writes the personal workspace alone and every answer says so: never a silent mix.
+docs/clients.md has what each host gives, as measured.
 """
 
 from __future__ import annotations
@@ -177,8 +177,9 @@ def root_folder(uri: str) -> Path | None:
 # What a person adds to a host's configuration so the server knows the project, by the name the
 # host gives in its `initialize` (clientInfo.name); docs/clients.md has the measured details.
 HOST_FIXES: dict[str, str] = {
-    "codex-mcp-client": "start codex inside the project or with -C /path/to/project (a configured server may also pin one with "
-    'args = ["--project", "/path/to/project"] in [mcp_servers.reme] of ~/.codex/config.toml)',
+    "codex-mcp-client": "start codex inside the project or with -C /path/to/project (a configured server "
+    'may also pin one with args = ["--project", "/path/to/project"] in [mcp_servers.reme] of '
+    "~/.codex/config.toml)",
     "claude-code": "start claude inside the project",
     "opencode": "start opencode inside the project",
     "pi": "start pi inside the project",

@@ -315,12 +315,7 @@ class Workspace:
     # ---- safe writes -------------------------------------------------------------------------
 
     def write_atomic(self, target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
-        """Write a whole file or nothing: temp file in the same folder, fsync, then rename.
-
-        With `exclusive`, an existing file is never replaced: FileExistsError instead.
-        Without `durable` (derived state that can be rebuilt), no fsync: still whole or
-        nothing if the process dies, but a power cut may lose it. Returns the written file's stat.
-        """
+        """Write a whole file or nothing (storage.files.write_whole has the options)."""
         return write_whole(target, data, exclusive=exclusive, durable=durable)
 
     def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
