@@ -6,11 +6,13 @@ then two `codex exec` sessions against a scripted OpenAI Responses model on 127.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -164,6 +166,17 @@ def test_codex_plugin_remembers_then_finds(tmp_path: Path) -> None:
     assert not (data / "workspace").exists(), "the plugin kept memory in its data folder"
 
 
+@contextlib.contextmanager
+def _plugin_installed(tmp_path: Path, env: dict[str, str]) -> Iterator[ModelServer]:
+    """The scripted model, and the plugin installed from a copy of this checkout (Codex's defaults)."""
+    plugin = copy_plugin(tmp_path / "reme-mcp")
+    with serve_responses() as server:
+        (Path(env["CODEX_HOME"]) / "config.toml").write_text(_provider(server.url), encoding="utf-8")
+        _codex(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
+        _codex(env, tmp_path, "plugin", "add", "reme-mcp@reme-mcp")
+        yield server
+
+
 def _project_sessions(env: dict[str, str], repos: Repos, home: Path, server: ModelServer) -> None:
     def session(folder: Path, prompt: str) -> None:
         # Outside a repository (the home folder) Codex asks for this flag; inside one it changes nothing.
@@ -180,11 +193,7 @@ def test_codex_plugin_keeps_memory_per_project(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = _env(home)
     repos = make_repos(tmp_path)
-    plugin = copy_plugin(tmp_path / "reme-mcp")
-    with serve_responses() as server:
-        (home / ".codex" / "config.toml").write_text(_provider(server.url), encoding="utf-8")
-        _codex(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
-        _codex(env, tmp_path, "plugin", "add", "reme-mcp@reme-mcp")
+    with _plugin_installed(tmp_path, env) as server:
         _project_sessions(env, repos, home, server)
 
 
@@ -209,11 +218,7 @@ def test_codex_plugin_serves_the_folder_codex_cd_names(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = _env(home)
     repos = make_repos(tmp_path)
-    plugin = copy_plugin(tmp_path / "reme-mcp")
-    with serve_responses() as server:
-        (home / ".codex" / "config.toml").write_text(_provider(server.url), encoding="utf-8")
-        _codex(env, tmp_path, "plugin", "marketplace", "add", str(plugin))
-        _codex(env, tmp_path, "plugin", "add", "reme-mcp@reme-mcp")
+    with _plugin_installed(tmp_path, env) as server:
 
         def session(tag: str, cwd: Path, flags: tuple[str, ...], *calls: tuple[str, dict[str, object]]) -> list[str]:
             _codex(env, cwd, *flags, "exec", "--skip-git-repo-check", planned_prompt(tag, *calls))
