@@ -8,7 +8,7 @@ later start skips that second of CPU, and shared by every handle on that model.
 from __future__ import annotations
 
 import contextlib
-import os
+import io
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from reme_mcp.embedding import language_means
 from reme_mcp.embedding.trust import E5_TRUST, Trust
+from reme_mcp.storage.files import write_whole
 
 Vectors = NDArray[np.float32]
 # A model's raw unit vectors for texts, embedded as stored text (False) or as a question (True).
@@ -165,14 +166,8 @@ def _load_or_compute(dim: int, raw: RawEmbed, stored: Path | None) -> Vectors:
     means = np.stack([raw(t, q).mean(axis=0) for q in (False, True) for t in (en, zh)]).astype(np.float32)
     if stored is not None:
         with contextlib.suppress(OSError):
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            # A name of its own: two servers starting at once for the first time compute these together.
-            tmp = stored.with_name(f".{stored.name}.tmp-{os.urandom(6).hex()}")
-            try:
-                with open(tmp, "wb") as fh:
-                    np.save(fh, means, allow_pickle=False)
-                os.replace(tmp, stored)
-            finally:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+            # Two servers starting at once for the first time compute these together: each writes whole.
+            saved = io.BytesIO()
+            np.save(saved, means, allow_pickle=False)
+            write_whole(stored, saved.getvalue(), durable=False)
     return means

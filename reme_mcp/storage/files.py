@@ -79,8 +79,9 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_whole(target: Path, data: str, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
-    """Write a whole file or nothing: a temp file of its own in the same folder, then a rename.
+def write_whole(target: Path, data: str | bytes, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
+    """Write a whole file or nothing (text as UTF-8, as written): a temp file of its own in the
+    same folder, then a rename.
 
     The temp name is random, never the process id: two threads of one server writing the same
     file at once (a tool call and ingest creating a project's workspace) must not share one.
@@ -92,8 +93,8 @@ def write_whole(target: Path, data: str, *, exclusive: bool = False, durable: bo
     tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
