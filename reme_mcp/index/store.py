@@ -36,6 +36,7 @@ from reme_mcp.index.records import RecordCache
 from reme_mcp.index.schema import SCHEMA_VERSION, FileRecord
 from reme_mcp.index.segments import reader_reusing
 from reme_mcp.index.whoosh_private import DamagedIndex, is_corruption, is_gone, open_index
+from reme_mcp.storage.files import write_whole
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
@@ -361,9 +362,7 @@ def record_sizes(directory: Path, recorded: set[str]) -> None:
         recorded.update(new)
         if grown:
             current = {e.name: e.stat().st_size for e in entries}
-            tmp = directory / f"{SIZES}.{os.getpid()}"
-            tmp.write_text(json.dumps(current) + "\n", encoding="utf-8")
-            os.replace(tmp, log_file)
+            write_whole(log_file, json.dumps(current) + "\n", durable=False)
     except OSError:
         pass  # only a check for the next process: without it, decoding errors still tell damage
 

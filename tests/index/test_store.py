@@ -99,3 +99,24 @@ def test_a_vanished_folder_is_built_again(ws: Workspace, tmp_path: Path) -> None
     shutil.rmtree(store.folder)
     assert store.records() == before
     assert store.builds == 2
+
+
+def test_a_grown_size_log_is_compacted_to_the_files_still_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    monkeypatch.setattr(store_module, "MAX_SIZES_LOG", 100)  # a few entries, not 256 KB of them
+    recorded: set[str] = set()
+    for n in range(12):
+        (folder / f"seg{n}.seg").write_bytes(b"x" * (n + 1))
+        store_module.record_sizes(folder, recorded)
+        if n % 2 == 0:
+            (folder / f"seg{n}.seg").unlink()  # merged away, as a commit does
+    log_lines = (folder / store_module.SIZES).read_text(encoding="utf-8").splitlines()
+    assert len(log_lines) < 12  # rewritten, not only appended to
+    kept = store_module.committed_sizes(folder)
+    assert set(kept) >= {f"seg{n}.seg" for n in range(1, 12, 2)}
+    assert "seg0.seg" not in kept  # merged away before the log was rewritten
+    assert all(size == int(name[3:-4]) + 1 for name, size in kept.items())
+    assert [p.name for p in folder.iterdir() if ".tmp" in p.name] == []
