@@ -18,6 +18,37 @@ from reme_mcp.storage.workspace import Workspace
 
 DAY = "2026-11-28"
 
+# The tiers, by folder or file (tests/<path> relative): `integration` starts real hosts, real
+# installs, a browser, kills processes or fills disks; `model` loads a real embedding model. The
+# fast tier a developer runs while working is `pytest -m "not integration and not model"`.
+INTEGRATION = (
+    "hosts/",
+    "robust/",
+    "faces/test_view_browser.py",
+    "faces/test_wheel.py",
+    "faces/test_semantic_install.py",
+    "faces/test_plugin_launcher.py",
+    "faces/test_plugin_semantic.py",
+)
+MODEL = (
+    "embedding/test_use_runtime.py",
+    "embedding/test_e5_runtime.py",
+    "embedding/test_pair.py",
+    "index/test_semantic.py",
+    "ops/test_forget_vectors.py",
+    "faces/test_plugin_semantic.py",
+)
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.path)).resolve().relative_to(_TESTS).as_posix()
+        if where.startswith(INTEGRATION) or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.integration)
+        if where.startswith(MODEL):
+            item.add_marker(pytest.mark.model)
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
