@@ -40,8 +40,8 @@ from paraphrase_data import EN_FUNCTION, EN_TAILS, EVENTS, WHO, ZH_FUNCTION, ZH_
 
 from reme_mcp import process
 from reme_mcp.config import load_settings
-from reme_mcp.embedding import windows
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.semantic.models import windows
 from reme_mcp.ops.memory import Memory
 
 LIMIT = 5

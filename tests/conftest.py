@@ -31,9 +31,9 @@ INTEGRATION = (
     "faces/test_plugin_semantic.py",
 )
 MODEL = (
-    "embedding/test_use_runtime.py",
-    "embedding/test_e5_runtime.py",
-    "embedding/test_pair.py",
+    "models/test_use_runtime.py",
+    "models/test_e5_runtime.py",
+    "models/test_pair.py",
     "index/test_semantic.py",
     "ops/test_forget_vectors.py",
     "faces/test_plugin_semantic.py",
@@ -60,10 +60,10 @@ def _private_index_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     # A server started without --workspace keeps each project's memory and the personal one
     # under REME_HOME: never the user's own ~/.reme.
     os.environ["REME_HOME"] = str(tmp_path_factory.mktemp("reme-home"))
-    # Models fetched by a test (tests/embedding/test_model_fetch.py) never land in the user's cache.
+    # Models fetched by a test (tests/index/semantic/test_model_fetch.py) never land in the user's cache.
     os.environ.setdefault("REME_MODELS_DIR", str(tmp_path_factory.mktemp("models-home")))
     # Search by meaning loads a model in every server a test starts: the suite runs lexical
-    # unless REME_SEMANTIC says otherwise; tests/index/test_semantic.py turns it on where it tests it.
+    # unless REME_SEMANTIC says otherwise; tests/index/semantic/test_stage.py turns it on where it tests it.
     os.environ.setdefault("REME_SEMANTIC", "off")
 
 

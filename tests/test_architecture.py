@@ -9,7 +9,6 @@ never one beside or above it:
     projects                             which project a session serves, and the workspaces it reads and writes
     team                                 the workspace synced through a git remote
     notes | index | ingest               daily notes and ledger | the derived index | session logs
-    embedding                            the semantic stage's models: runtimes, graphs, tokenizers, trust
     storage | safety                     workspace files, locks, swaps, documents | boundary, secrets
     config | process                     the one configuration object | what a command sets for its process
     errors                               the one error type
@@ -27,6 +26,9 @@ Besides:
 6. What `python -m reme_mcp` imports before the stdio front answers the handshake loads none of
    pydantic, the SDK, Whoosh or anyio: hosts give a server about a second, and those imports alone
    take most of it.
+7. Search by meaning is one room, `index/semantic/`: outside it, only the index's door
+   (`index.memory_index`), the purge of derived state and the operations reach into it; its models
+   (`index/semantic/models/`) know nothing of the index or a workspace above them.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ LAYERS = {
     "notes": 5,
     "index": 5,
     "ingest": 5,
-    "embedding": 4,  # the models the index's semantic stage embeds with; no Whoosh, no workspace
     "storage": 3,
     "safety": 3,
     "config": 2,
@@ -126,7 +127,15 @@ def top(name: str) -> str:
 
 def test_the_rules_see_every_module() -> None:
     names = {module_name(p) for p in sources()}
-    assert {"ops.memory", "faces.server", "faces.cli", "index", "index.schema", "ops.traverse"} <= names
+    assert {
+        "ops.memory",
+        "faces.server",
+        "faces.cli",
+        "index",
+        "index.schema",
+        "ops.traverse",
+        "index.semantic.stage",
+    } <= names
     assert {layer(n) for n in names} <= set(LAYERS)
     assert "whoosh" in {top(m) for m in imports(PACKAGE / "index" / "whoosh_private.py")}  # the parser finds imports
 
@@ -288,3 +297,23 @@ def test_the_public_surface_is_complete_and_loaded_only_when_used() -> None:
     assert {"Memory", "Settings", "load_settings", "ReMeError", "SearchResult", "DoctorReport"} <= set(reme_mcp.__all__)
     with pytest.raises(AttributeError):
         reme_mcp.nothing_by_this_name  # noqa: B018
+
+
+SEMANTIC = "index.semantic"
+SEMANTIC_MODELS = "index.semantic.models"
+MAY_REACH_SEMANTIC = ("index.memory_index", "index.purge")
+
+
+def _within(name: str, room: str) -> bool:
+    return name == room or name.startswith(f"{room}.")
+
+
+@pytest.mark.parametrize("path", sources(), ids=module_name)
+def test_search_by_meaning_is_one_room(path: Path) -> None:
+    name = module_name(path)
+    reached = {m for m in ours(imports(path)) if _within(m, SEMANTIC)}
+    if _within(name, SEMANTIC_MODELS):
+        above = {m for m in ours(imports(path)) if _within(m, "index") and not _within(m, SEMANTIC_MODELS)}
+        assert not above, f"{name}: the models know nothing of the index: {sorted(above)}"
+    elif not _within(name, SEMANTIC) and layer(name) == "index":
+        assert not reached or name in MAY_REACH_SEMANTIC, f"{name} reaches into index/semantic/: {sorted(reached)}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reme_mcp.index.vectors import VectorStore
+    from reme_mcp.index.semantic.vectors import VectorStore
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -61,7 +61,7 @@ def _drop_from(folder: Path, meta: Path, data: object, paths: Collection[str]) -
 
 def _loaded(folder: Path, model: str, dim: int) -> VectorStore:
     # numpy is there: a vector store exists only where the semantic extra wrote it.
-    from reme_mcp.index.vectors import VectorStore
+    from reme_mcp.index.semantic.vectors import VectorStore
 
     store = VectorStore(folder, model, dim)
     store.load()

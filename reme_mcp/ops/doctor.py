@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.index import IndexState, MemoryIndex
-from reme_mcp.index.semantic_hook import semantic_report, vectors_behind
+from reme_mcp.index.semantic.hook import semantic_report, vectors_behind
 from reme_mcp.notes.day_lag import lagging
 from reme_mcp.ops import refusals
 from reme_mcp.ops.models import IN_LINE, DoctorReport, IndexReport

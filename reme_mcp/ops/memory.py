@@ -16,11 +16,11 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from reme_mcp.config import Settings
-from reme_mcp.embedding import hub_models
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import Found, MemoryIndex
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.semantic_hook import extra_installed
+from reme_mcp.index.semantic.hook import extra_installed
+from reme_mcp.index.semantic.models import hub_models
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, gone, refusals, traverse

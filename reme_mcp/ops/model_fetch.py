@@ -1,7 +1,7 @@
 """`reme-mcp model fetch`: a model's files from a hub into the user's models folder, whole or not at all.
 
 Run only by a person, from the command line: a server, a tool call, a search never
-download (the semantic stage loads a model that is already here, embedding/hub_models.py).
+download (the semantic stage loads a model that is already here, models/hub_models.py).
 
 Files come from `{hub}/{repo}/resolve/main/{file}`, the public file address of Hugging
 Face and of the mirrors that copy its layout, by the standard library's HTTP client
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reme_mcp import __version__
-from reme_mcp.embedding import hub_models
-from reme_mcp.embedding.hub_models import HubModel
 from reme_mcp.errors import ReMeError, os_error_line, shown
+from reme_mcp.index.semantic.models import hub_models
+from reme_mcp.index.semantic.models.hub_models import HubModel
 
 DEFAULT_HUB = hub_models.DEFAULT_HUB
 CHUNK = 1 << 20

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_mcp.index.semantic_hook import extra_installed
+from reme_mcp.index.semantic.hook import extra_installed
 from tests.ops.forget_helpers import Setup, hashes
 
 pytestmark = pytest.mark.skipif(not extra_installed(), reason="the semantic extra is not installed")

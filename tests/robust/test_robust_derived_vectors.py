@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import load_settings
-from reme_mcp.index.vectors import VectorStore
+from reme_mcp.index.semantic.vectors import VectorStore
 from reme_mcp.ops.memory import Memory
 from reme_mcp.ops.models import IN_LINE
 from tests.conftest import DAY, make_reme_workspace

@@ -1,4 +1,4 @@
-"""How far the fusion of the lexical and semantic rankings (index/fusion.py) follows one model.
+"""How far the fusion of the lexical and semantic rankings (index/semantic/fusion.py) follows one model.
 
 Each model has its own scale of cosine similarity, so its floor, its doubt of the lexical
 stage and its reordering weight are its own: the constants here were measured with
@@ -16,7 +16,7 @@ MIN_SIMILARITY = 0.3
 # A strong lexical stage's hits are reordered by meaning, each adding RERANK_WEIGHT times its
 # cosine similarity to the question (about 0.3-0.6 for related text) to its reciprocal rank
 # (1/61 for the best): enough to swap neighbours of like lexical score, never to lift a hit
-# from the bottom of the list over the top (only the first RERANK_DEPTH are: index/fusion.py).
+# from the bottom of the list over the top (only the first RERANK_DEPTH are: index/semantic/fusion.py).
 # On LoCoMo 0.01 / 0.02 / 0.03 took any@5 from 75.8 to 76.3 / 77.6 / 77.8 (docs/semantic.md).
 RERANK_WEIGHT = 0.02
 

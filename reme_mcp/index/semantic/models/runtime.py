@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import centring, hub_models
+from reme_mcp.index.semantic.models import centring, hub_models
 
 # Names the vectors on disk: a change to what is embedded, or how, starts them afresh.
 VECTORS_VERSION = "c8"

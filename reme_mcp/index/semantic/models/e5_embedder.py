@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.embedding import centring, e5_graph, e5_tokenizer, hub_models, windows
-from reme_mcp.embedding.e5_file import E5File
-from reme_mcp.embedding.runtime import (
+from reme_mcp.index.semantic.models import centring, e5_graph, e5_tokenizer, hub_models, windows
+from reme_mcp.index.semantic.models.e5_file import E5File
+from reme_mcp.index.semantic.models.runtime import (
     MAX_EMBED_TOKENS,
     READ_CHARS,
     EmbedderUnavailable,

@@ -18,9 +18,9 @@ from typing import Protocol
 
 import numpy as np
 
-from reme_mcp.embedding import centring
-from reme_mcp.embedding.trust import E5_TRUST, Trust
-from reme_mcp.embedding.use_embedder import TRUST as USE_TRUST
+from reme_mcp.index.semantic.models import centring
+from reme_mcp.index.semantic.models.trust import E5_TRUST, Trust
+from reme_mcp.index.semantic.models.use_embedder import TRUST as USE_TRUST
 
 MODEL = "use-e5-small"
 E5_MODEL = "multilingual-e5-small"

@@ -11,7 +11,7 @@ zeros). The word table's lookup and the per-text layers stay in numpy (use_embed
 they are a small share of the time, and the 65 MB table is not copied into a graph.
 
 Against the package's own numpy forward pass, the vectors agree to a cosine of 0.998 on
-average (tests/embedding/test_use_runtime.py), and a core embeds about two and a half times as
+average (tests/index/semantic/test_use_runtime.py), and a core embeds about two and a half times as
 many texts (docs/semantic.md).
 """
 
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import model_cache, onnx_graph
+from reme_mcp.index.semantic.models import model_cache, onnx_graph
 
 T = TypeVar("T")
 

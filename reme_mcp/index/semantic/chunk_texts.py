@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reme_mcp.embedding import language_means
 from reme_mcp.index.schema import FILE_RECORD
-from reme_mcp.index.vectors import ChunkKey
+from reme_mcp.index.semantic.models import language_means
+from reme_mcp.index.semantic.vectors import ChunkKey
 
 
 @dataclass
@@ -52,7 +52,7 @@ def _embedded_texts(said: list[tuple[str, str]]) -> list[str]:
     do; and a reply ("Super good! Everyone asked for seconds.") is about what it answers
     ("How did the lemon tart turn out?"). The message comes first, and the message before
     fills only what is left of the model's first window (runtime.MAX_EMBED_TOKENS, about):
-    a long message is read whole in windows of its own (embedding/windows.py), and none of them is
+    a long message is read whole in windows of its own (models/windows.py), and none of them is
     spent on the message before. On LoCoMo the model's own ranking found a question's
     evidence in its top 5 for 19% of questions from the messages alone, 46% with the
     speaker's name and 60% with the message before (docs/semantic.md).

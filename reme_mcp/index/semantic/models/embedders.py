@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Protocol
 
 from reme_mcp.config import default_models_home
-from reme_mcp.embedding import hub_models
-from reme_mcp.embedding.centring import Read, Vectors
-from reme_mcp.embedding.e5_embedder import Embedder
-from reme_mcp.embedding.pair_embedder import E5_MODEL, PairEmbedder
-from reme_mcp.embedding.pair_embedder import MODEL as PAIR_MODEL
-from reme_mcp.embedding.trust import Trust
-from reme_mcp.embedding.use_embedder import MODEL as USE_MODEL
-from reme_mcp.embedding.use_embedder import UseEmbedder
+from reme_mcp.index.semantic.models import hub_models
+from reme_mcp.index.semantic.models.centring import Read, Vectors
+from reme_mcp.index.semantic.models.e5_embedder import Embedder
+from reme_mcp.index.semantic.models.pair_embedder import E5_MODEL, PairEmbedder
+from reme_mcp.index.semantic.models.pair_embedder import MODEL as PAIR_MODEL
+from reme_mcp.index.semantic.models.trust import Trust
+from reme_mcp.index.semantic.models.use_embedder import MODEL as USE_MODEL
+from reme_mcp.index.semantic.models.use_embedder import UseEmbedder
 
 
 class TextEmbedder(Protocol):
@@ -73,6 +73,6 @@ def _load(name: str, home: Path, means_file: Path | None, threads: int) -> TextE
         return UseEmbedder(home, threads=threads, means_file=means_file)
     if hub_models.is_bundled(name):
         return Embedder(home, name, threads=threads, means_file=means_file)
-    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+    from reme_mcp.index.semantic.models.onnx_embedder import OnnxEmbedder
 
     return OnnxEmbedder(name, home, threads=threads, means_file=means_file)

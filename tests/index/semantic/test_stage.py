@@ -336,7 +336,7 @@ def test_a_file_the_model_cannot_read_holds_back_no_other(tmp_path: Path, monkey
     """The model fails on one file's text (any fault it may have): that file is said once on
     stderr and searched by its words; every other file of its batch and after it is embedded;
     `doctor` says ready and counts the file as unreadable; once it is edited, the model reads it."""
-    from reme_mcp.embedding import centring
+    from reme_mcp.index.semantic.models import centring
     from reme_mcp.ops.memory import Memory
 
     passage_windows = centring.Centred.passage_windows
@@ -474,7 +474,7 @@ def test_a_library_user_keeps_the_environment_they_had(tmp_path: Path) -> None:
 def test_an_edit_embeds_the_chunks_it_changed_and_reuses_the_rest(tmp_path: Path, monkeypatch: Any) -> None:
     """A long file a person edits in one place, then adds to: the model reads what changed,
     the other chunks keep the vectors they had."""
-    from reme_mcp.embedding import centring
+    from reme_mcp.index.semantic.models import centring
     from reme_mcp.ops.memory import Memory
 
     read: list[str] = []
@@ -541,7 +541,7 @@ DIALOG = [
 def test_a_reply_is_found_by_what_it_answers(tmp_path: Path, monkeypatch: Any) -> None:
     """A reply ("Super good!") says nothing of its subject: the model reads it with the start
     of the message it answers, so a question about the subject finds the reply itself."""
-    from reme_mcp.embedding import centring
+    from reme_mcp.index.semantic.models import centring
     from reme_mcp.ops.memory import Memory
 
     read: list[str] = []
@@ -625,7 +625,7 @@ async def test_a_server_embeds_what_changed_before_its_first_search(tmp_path: Pa
 def test_vectors_of_an_earlier_version_are_swept_and_other_models_kept(tmp_path: Path, monkeypatch: Any) -> None:
     """A new version of what is embedded starts afresh: the old files go, not the vectors of
     a hub model the person may switch back to."""
-    from reme_mcp.embedding.runtime import VECTORS_VERSION
+    from reme_mcp.index.semantic.models.runtime import VECTORS_VERSION
     from reme_mcp.ops.memory import Memory
 
     monkeypatch.setenv("REME_INDEX_DIR", str(tmp_path / "index-home"))
@@ -653,7 +653,7 @@ def _store_of(tmp_path: Path, rows: list[tuple[str, float, list[float]]]) -> Any
     """A vector store holding one file whose chunks have these (id, CJK share, vector) rows."""
     import numpy as np
 
-    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+    from reme_mcp.index.semantic.vectors import ChunkKey, Rows, VectorStore
 
     store = VectorStore(tmp_path, "test-model", 3)
     keys = [ChunkKey(cid, "memory/a.md", i + 1, "") for i, (cid, _, _) in enumerate(rows)]
@@ -730,7 +730,7 @@ def test_a_fact_deep_in_a_long_section_is_found_by_meaning(tmp_path: Path, monke
     language) about its last line finds it; read from its start alone, it is not found."""
     import random
 
-    from reme_mcp.embedding import windows
+    from reme_mcp.index.semantic.models import windows
     from reme_mcp.ops.memory import Memory
 
     target = "My neighbour is teaching her young dog to sit."
@@ -773,7 +773,7 @@ def test_a_chunk_read_in_windows_scores_its_best_and_its_windows_are_kept_on_dis
 
     import numpy as np
 
-    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+    from reme_mcp.index.semantic.vectors import ChunkKey, Rows, VectorStore
 
     def unit(*v: float) -> list[float]:
         return list(np.array(v) / np.linalg.norm(v))
@@ -815,7 +815,7 @@ def test_a_store_saved_by_another_process_is_read_whole_and_names_only_its_own_r
 
     import numpy as np
 
-    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+    from reme_mcp.index.semantic.vectors import ChunkKey, Rows, VectorStore
 
     def put(store: VectorStore, path: str, vector: list[float]) -> None:
         rows = Rows(np.array([vector], np.float32) / np.linalg.norm(vector), np.zeros(1, np.float32), [0])
@@ -871,7 +871,7 @@ def test_a_store_finds_each_chunk_by_its_own_vector_through_edits_saves_and_load
 
     import numpy as np
 
-    from reme_mcp.index.vectors import ChunkKey, Rows, VectorStore
+    from reme_mcp.index.semantic.vectors import ChunkKey, Rows, VectorStore
 
     rng = np.random.default_rng(7)
 
@@ -940,7 +940,7 @@ def test_servers_sharing_a_workspace_embed_it_once(tmp_path: Path) -> None:
     _python(writer, env)
     server = (
         f"{MEMORY}"
-        "from reme_mcp.embedding import centring\n"
+        "from reme_mcp.index.semantic.models import centring\n"
         "read = []\n"
         "plain = centring.Centred.passage_windows\n"
         "def counted(self, texts):\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reme_mcp.index import MemoryIndex
-from reme_mcp.index.chunk_texts import CONTEXT_CHARS, FileTexts, file_texts
+from reme_mcp.index.semantic.chunk_texts import CONTEXT_CHARS, FileTexts, file_texts
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage.workspace import Workspace
 from tests.conftest import message, write

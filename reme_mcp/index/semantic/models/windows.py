@@ -2,7 +2,7 @@
 
 Both runtimes read at most MAX_EMBED_TOKENS tokens a text (runtime.py says why). A chunk
 longer than that, a section of a person's page, is read as several windows and scores as
-its best one (index/vectors.py). Line by line, so a page's list of facts keeps each fact's own
+its best one (index/semantic/vectors.py). Line by line, so a page's list of facts keeps each fact's own
 vector: a line under LINE_TOKENS (a heading) joins the next, and lines are joined further
 only when a chunk would otherwise have more than MAX_WINDOWS. A line longer than a window
 is read in windows that share WINDOW_OVERLAP tokens, so a sentence cut at one's edge is

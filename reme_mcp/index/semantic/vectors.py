@@ -1,6 +1,6 @@
 """The semantic stage's vectors: derived state kept beside the index, never in the workspace.
 
-A vector per chunk, or one per window of a long chunk (embedding/windows.py), grouped by file and
+A vector per chunk, or one per window of a long chunk (models/windows.py), grouped by file and
 keyed by the file's content hash as the index recorded it (records.py): a file edited by
 a person has a new hash and is embedded again, a file gone from the index is dropped, a
 file only touched keeps its vectors. Each chunk also keeps a digest of the text the model
@@ -36,9 +36,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import centring
-from reme_mcp.embedding.runtime import Vectors
 from reme_mcp.errors import SaidOnce
+from reme_mcp.index.semantic.models import centring
+from reme_mcp.index.semantic.models.runtime import Vectors
 
 log = logging.getLogger("reme_mcp.index")
 
@@ -60,7 +60,7 @@ class ChunkKey:
 
 @dataclass(frozen=True, slots=True)
 class Rows:
-    """What the model read of one chunk: a unit vector a window (embedding/windows.py: a long text is read
+    """What the model read of one chunk: a unit vector a window (models/windows.py: a long text is read
     as several), each window's share of CJK letters (centring.per_question), and where in the
     chunk's text each window starts."""
 

@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from whoosh.searching import Searcher
 
-from reme_mcp.embedding import hub_models
-from reme_mcp.index import fusion, ranking
+from reme_mcp.index import ranking
 from reme_mcp.index.query import query_tokens
+from reme_mcp.index.semantic import fusion
+from reme_mcp.index.semantic.models import hub_models
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage.workspace import Workspace, file_kind
 
 if TYPE_CHECKING:
-    from reme_mcp.index.semantic import SemanticStage, SemanticState
+    from reme_mcp.index.semantic.stage import SemanticStage, SemanticState
 
 T = TypeVar("T")
 DIALOGS = ("dialog", "transcript")  # the kinds of files whose chunks are a conversation's messages
@@ -68,7 +69,7 @@ class SemanticHook:
     def stage(self) -> SemanticStage:
         if self._stage is None:
             # numpy's BLAS loads here, with the thread count the command set (process.py).
-            from reme_mcp.index.semantic import SemanticStage
+            from reme_mcp.index.semantic.stage import SemanticStage
 
             self._stage = SemanticStage(self._store, self._store.folder, self._model, self._models_home)
         return self._stage

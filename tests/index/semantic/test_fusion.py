@@ -1,9 +1,9 @@
-"""How the lexical and the semantic rankings are joined (index/fusion.py)."""
+"""How the lexical and the semantic rankings are joined (index/semantic/fusion.py)."""
 
 from __future__ import annotations
 
-from reme_mcp.embedding.trust import E5_TRUST
-from reme_mcp.index.fusion import fuse, take_turns
+from reme_mcp.index.semantic.fusion import fuse, take_turns
+from reme_mcp.index.semantic.models.trust import E5_TRUST
 
 # Lexical hits as (chunk id, text); the model's ranking as (chunk id, cosine similarity).
 LEXICAL = [(f"daily/2026-11-0{i}/n.md#1", f"we talked about item {i} today") for i in range(1, 7)]

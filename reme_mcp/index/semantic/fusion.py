@@ -20,8 +20,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from reme_mcp.embedding.trust import E5_TRUST, Trust
 from reme_mcp.index.analysis import memory_analyzer
+from reme_mcp.index.semantic.models.trust import E5_TRUST, Trust
 
 H = TypeVar("H")
 
@@ -57,7 +57,7 @@ TURN_FLOOR = 0.8
 MODEL_FIRST, FUSED_FIRST = (0, 0, 1), (1, 0, 0)
 
 # Only the first RERANK_DEPTH of a strong lexical stage's hits are reordered by meaning
-# (embedding/trust.py: each model's weight for it).
+# (models/trust.py: each model's weight for it).
 RERANK_DEPTH = 20
 
 

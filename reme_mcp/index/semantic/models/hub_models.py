@@ -6,7 +6,7 @@ in their own layout and `reme-model.json`, which says what they are and how to r
 (onnx_embedder.py). The folder appears whole or not at all (ops/model_fetch.py renames a
 finished staging folder into place), so a folder with a readable manifest is a model.
 
-Imported on the start path (index/semantic_hook.py asks whether a model's packages are
+Imported on the start path (index/semantic/hook.py asks whether a model's packages are
 installed): nothing heavy here, and nothing is ever downloaded by this module.
 """
 
