@@ -90,7 +90,7 @@ def main() -> int:
         from reme_mcp.faces.view.app import build_page_app
         from reme_mcp.faces.view.auth import PageKeys
         from reme_mcp.ops.memory import Memory
-        from reme_mcp.ops.timeline import TimelineReader
+        from reme_mcp.ops.page.timeline import TimelineReader
 
         root = Path(tmp) / "ws"
         t0 = time.perf_counter()

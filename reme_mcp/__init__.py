@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from reme_mcp.config import Settings, load_settings
     from reme_mcp.errors import ReMeError
     from reme_mcp.ops.memory import Memory
-    from reme_mcp.ops.models import (
+    from reme_mcp.ops.results import (
         DailyListResult,
         DailyNote,
         Day,
@@ -62,7 +62,7 @@ _HOMES = {
             "SearchResult",
             "TraverseResult",
         ),
-        "reme_mcp.ops.models",
+        "reme_mcp.ops.results",
     ),
 }
 

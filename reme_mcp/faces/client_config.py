@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from reme_mcp.ops import model_fetch
+from reme_mcp.index.semantic.models import fetch as model_fetch
 
 SERVER_NAME = "reme"
 """The key every snippet registers the server under; hosts show tools as ``<host prefix>reme...``."""

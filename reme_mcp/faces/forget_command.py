@@ -1,5 +1,5 @@
 """`reme-mcp forget` and `reme-mcp scrub`: the commands a person runs (a face: arguments in,
-the plan shown, consent asked, the answer printed). The work is in ops/forget.py and ops/scrub.py."""
+the plan shown, consent asked, the answer printed). The work is in ops/forget/forgetting.py and ops/forget/scrub.py."""
 
 from __future__ import annotations
 
@@ -110,8 +110,8 @@ def forget(
     workspace and removes every trace of them from the index, vectors, ledger and day indexes;
     an ingested session is never imported again. See docs/forget.md.
     """
-    from reme_mcp.ops.forget import Selection, forget_apply, forget_plan
-    from reme_mcp.ops.forget import empty_trash as empty_the_trash
+    from reme_mcp.ops.forget.forgetting import Selection, forget_apply, forget_plan
+    from reme_mcp.ops.forget.forgetting import empty_trash as empty_the_trash
 
     try:
         memory = _memory(ctx, workspace, keep_days, where)
@@ -159,7 +159,7 @@ def scrub(ctx: click.Context, workspace: str | None, dry_run: bool, yes: bool, a
     `remember` and ingested dialogs are redacted in place after confirmation (a terminal
     prompt, or --yes); your own files are only reported. Exit status 1 while findings remain.
     """
-    from reme_mcp.ops.scrub import scrub_apply, scrub_scan
+    from reme_mcp.ops.forget.scrub import scrub_apply, scrub_scan
 
     try:
         memory = _memory(ctx, workspace)

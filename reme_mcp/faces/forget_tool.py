@@ -1,7 +1,7 @@
 """The opt-in `forget` tool: the person's consent asked through MCP elicitation before every removal.
 
 Registered only when the person turned it on (`serve --allow-forget`, REME_ALLOW_FORGET=1):
-the default server lists exactly the five tools. A call makes the plan (ops/forget.py), shows
+the default server lists exactly the five tools. A call makes the plan (ops/forget/forgetting.py), shows
 it to the person through the client (elicitation), and forgets exactly that plan only on their
 acceptance; a client that cannot ask the person gets a refusal naming the command to run
 instead. Nothing the model says counts as consent.
@@ -27,7 +27,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, ClientCapabilities, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from reme_mcp.ops.forget import ForgetPlan, ForgetResult, Selection, command_line, forget_apply, forget_plan
+from reme_mcp.ops.forget.forgetting import ForgetPlan, ForgetResult, Selection, command_line, forget_apply, forget_plan
 from reme_mcp.ops.limits import MAX_DATE_CHARS, SEARCH_LIMIT
 
 if TYPE_CHECKING:  # the Memory's modules load with the first call, not when the server is built

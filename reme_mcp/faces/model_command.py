@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from reme_mcp.config import check_model_name, default_models_home
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.ops import model_fetch
+from reme_mcp.index.semantic.models import fetch as model_fetch
 
 
 @click.group()

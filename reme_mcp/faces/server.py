@@ -36,7 +36,7 @@ from reme_mcp.ops.limits import (
     Scope,
     WriteScope,
 )
-from reme_mcp.ops.models import DailyListResult, ReadResult, RememberResult, SearchResult, TraverseResult
+from reme_mcp.ops.results import DailyListResult, ReadResult, RememberResult, SearchResult, TraverseResult
 
 INSTRUCTIONS = """Long-term memory kept as plain files in a ReMe workspace.
 Recall before answering questions about past decisions, preferences, people or project history:

@@ -1,6 +1,6 @@
 """What the index's private folder keeps of files beyond the index itself, dropped on request.
 
-A person who forgets a file (ops/forget.py) or has secrets redacted (ops/scrub.py) expects
+A person who forgets a file (ops/forget/forgetting.py) or has secrets redacted (ops/forget/scrub.py) expects
 nothing derived to keep the old text. Whoosh marks a removed document deleted but keeps its
 stored text in the segment until a merge, so the caller rebuilds the index; what this module
 drops is the rest: the semantic stage's vectors of those files and the saved copy of the

@@ -23,7 +23,7 @@ from reme_mcp.index.semantic.hook import extra_installed
 from reme_mcp.index.semantic.models import hub_models
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, gone, refusals, traverse
+from reme_mcp.ops import doctor, echo, merged_deletions, refusals, traverse
 from reme_mcp.ops.intake import NoteInput, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -34,7 +34,7 @@ from reme_mcp.ops.limits import (
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
 )
-from reme_mcp.ops.models import (
+from reme_mcp.ops.results import (
     DailyListResult,
     DailyNote,
     Day,
@@ -409,7 +409,7 @@ class Memory:
         return doctor.report(self.settings, self.ws, self.index, self.sync_status)
 
     def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
-        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/gone.py)."""
+        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/merged_deletions.py)."""
         from reme_mcp.team.run import Sync
 
         report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init)
@@ -418,7 +418,7 @@ class Memory:
                 for day in report.days_behind:
                     self.days.refresh_or_owe(day)
         if not dry_run:
-            report.indexed = gone.caught_up(self.index, self.ledger, report)
+            report.indexed = merged_deletions.caught_up(self.index, self.ledger, report)
         return report
 
     def sync_in_background(self, every: float, idle: Callable[[], bool]) -> None:

@@ -27,7 +27,7 @@ from reme_mcp.ops.limits import (
     TRAVERSE_DEPTH,
     WRITE_SCOPES,
 )
-from reme_mcp.ops.models import (
+from reme_mcp.ops.results import (
     DailyListResult,
     Day,
     DoctorReport,

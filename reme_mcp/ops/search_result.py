@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reme_mcp.index import Found, FoundHit
-from reme_mcp.ops.models import SearchHit, SearchResult, shown_query
+from reme_mcp.ops.results import SearchHit, SearchResult, shown_query
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 

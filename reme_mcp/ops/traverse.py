@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from reme_mcp.ops.limits import Direction
-from reme_mcp.ops.models import GraphEdge, GraphNode, TraverseResult
+from reme_mcp.ops.results import GraphEdge, GraphNode, TraverseResult
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.text import nameable
 from reme_mcp.storage.workspace import PRIVATE_DIRS, Workspace

@@ -1,4 +1,4 @@
-"""What the memory page shows, through its operations (reme_mcp.ops.timeline, note_view,
+"""What the memory page shows, through its operations (reme_mcp.ops.page.timeline, note_view,
 search_view) on real workspaces, and how a note's Markdown becomes HTML (faces/view/markdown.py)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.faces.view.markdown import render_markdown
 from reme_mcp.ops.memory import Memory
-from reme_mcp.ops.note_view import MAX_SHOWN_CHARS, note_view
-from reme_mcp.ops.search_view import search_page
-from reme_mcp.ops.timeline import TimelineReader, weekly
+from reme_mcp.ops.page.note_view import MAX_SHOWN_CHARS, note_view
+from reme_mcp.ops.page.search_view import search_page
+from reme_mcp.ops.page.timeline import TimelineReader, weekly
 from tests.faces.view_server import CHAIN, message, seed, write
 
 

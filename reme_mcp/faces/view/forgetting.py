@@ -1,4 +1,4 @@
-"""Where the page's forget buttons meet forgetting itself (`reme_mcp.ops.forget`).
+"""Where the page's forget buttons meet forgetting itself (`reme_mcp.ops.forget.forgetting`).
 
 Two steps, as forgetting works: a plan that says exactly what would go, shown to the person,
 then, after they confirm it, its application. The plan is made again on confirming, so what
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ops.forget import forget_apply, forget_plan
-from reme_mcp.ops.forget_select import Selection
+from reme_mcp.ops.forget.forgetting import forget_apply, forget_plan
+from reme_mcp.ops.forget.selection import Selection
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory

@@ -14,10 +14,10 @@ from urllib.parse import urlencode
 
 from reme_mcp.faces.view.auth import CSRF_FIELD
 from reme_mcp.faces.view.markdown import note_href, render_markdown
-from reme_mcp.ops.models import DoctorReport, SearchResult
-from reme_mcp.ops.note_view import NoteView
-from reme_mcp.ops.search_view import KIND_PREFIXES
-from reme_mcp.ops.timeline import Timeline, TimelineEntry
+from reme_mcp.ops.page.note_view import NoteView
+from reme_mcp.ops.page.search_view import KIND_PREFIXES
+from reme_mcp.ops.page.timeline import Timeline, TimelineEntry
+from reme_mcp.ops.results import DoctorReport, SearchResult
 
 MAX_VALUE_CHARS = 2_000  # a front-matter value shown in full up to this
 

@@ -3,7 +3,7 @@
 A fetched model is a folder under the models home (config.default_models_home: the
 user's cache, never a workspace) named after the model, holding the repository's files
 in their own layout and `reme-model.json`, which says what they are and how to run them
-(onnx_embedder.py). The folder appears whole or not at all (ops/model_fetch.py renames a
+(onnx_embedder.py). The folder appears whole or not at all (index/semantic/models/fetch.py renames a
 finished staging folder into place), so a folder with a readable manifest is a model.
 
 Imported on the start path (index/semantic/hook.py asks whether a model's packages are

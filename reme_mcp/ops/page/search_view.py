@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ops.models import SearchResult
+from reme_mcp.ops.results import SearchResult
 from reme_mcp.safety.boundary import strip_recalled
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from reme_mcp.errors import ReMeError, shown
 from reme_mcp.ingest.dialog import DIALOG_DIR, dialog_name
 from reme_mcp.ingest.sources import SOURCES
 from reme_mcp.notes.daily import parse_date
-from reme_mcp.ops.forget_models import Skipped
+from reme_mcp.ops.forget.results import Skipped
 from reme_mcp.ops.limits import SEARCH_LIMIT
 from reme_mcp.storage.workspace import Workspace, file_kind, path_date
 

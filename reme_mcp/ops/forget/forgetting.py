@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ingest.tombstones import Tombstones
-from reme_mcp.ops.forget_models import ForgetPlan, ForgetResult
-from reme_mcp.ops.forget_select import Selection, selected
-from reme_mcp.ops.trash import Trash
+from reme_mcp.ops.forget.results import ForgetPlan, ForgetResult
+from reme_mcp.ops.forget.selection import Selection, selected
+from reme_mcp.ops.forget.trash import Trash
 from reme_mcp.storage.workspace import file_kind
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ there) leave nothing derived here either.
 Catching the index up only marks their documents deleted, and Whoosh keeps a deleted
 document's text in its segment until a merge; so when a sync brought deletions, the index is
 rebuilt once and their vectors, saved records and ledger records are dropped, as forgetting
-does on the clone where it happened (ops/forget.py).
+does on the clone where it happened (ops/forget/forgetting.py).
 """
 
 from __future__ import annotations
