@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-__version__ = "1.0.0"
+from reme_mcp._version import __version__
 
 # Not typing.TYPE_CHECKING: importing typing alone costs more than the rest of this module.
 TYPE_CHECKING = False

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, NotificationParams, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from reme_mcp import __version__
+from reme_mcp._version import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.faces.lazy_memory import LazyMemory

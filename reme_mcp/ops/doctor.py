@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from reme_mcp import __version__
+from reme_mcp._version import __version__
 from reme_mcp.config import Settings
 from reme_mcp.index import IndexState, MemoryIndex
 from reme_mcp.index.semantic.hook import semantic_report, vectors_behind

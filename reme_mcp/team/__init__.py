@@ -10,5 +10,5 @@
 - status.py: the last sync and its error, for `doctor`;
 - background.py: the server's periodic sync, between tool calls, backing off when the remote is away.
 
-The `reme-mcp sync` command is a face (faces/sync_command.py); the operation is `Memory.team_sync`.
+The `reme-mcp sync` command is a face (faces/cli/sync.py); the operation is `Memory.team_sync`.
 """

@@ -33,8 +33,14 @@ def _load(relative: str) -> Any:
 
 
 def _project_version() -> str:
+    """The one version source: pyproject reads it from reme_mcp/_version.py, as the package does."""
     with (ROOT / "pyproject.toml").open("rb") as handle:
-        return str(tomllib.load(handle)["project"]["version"])
+        project = tomllib.load(handle)
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["hatch"]["version"]["path"] == "reme_mcp/_version.py"
+    from reme_mcp._version import __version__
+
+    return __version__
 
 
 def _schema(name: str) -> Any:

@@ -20,7 +20,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from reme_mcp import __version__
+from reme_mcp._version import __version__
 
 ANSWERS_FILE = Path(__file__).with_name("handshake.json")
 

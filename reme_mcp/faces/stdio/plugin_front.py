@@ -38,7 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from reme_mcp import __version__, process
+from reme_mcp import process
+from reme_mcp._version import __version__
 from reme_mcp.faces.stdio import handshake, plugin_build, plugin_extra, wire
 
 # JSON-RPC's range for errors the implementation defines.

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reme_mcp import __version__
+from reme_mcp._version import __version__
 from reme_mcp.faces.stdio.early_search import cut_frame
 from reme_mcp.faces.stdio.handshake import (
     ANSWERS_FILE,

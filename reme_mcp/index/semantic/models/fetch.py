@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reme_mcp import __version__
+from reme_mcp._version import __version__
 from reme_mcp.errors import ReMeError, os_error_line, shown
 from reme_mcp.index.semantic.models import hub_models
 from reme_mcp.index.semantic.models.hub_models import HubModel

@@ -8,9 +8,10 @@ import webbrowser
 
 import click
 
-from reme_mcp import __version__, process
+from reme_mcp import process
+from reme_mcp._version import __version__
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.cli.options import command_settings
 
 BIND_HOST = "127.0.0.1"
 DEFAULT_VIEW_PORT = 7332

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.cli.options import command_settings
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memories import Memories

@@ -13,52 +13,27 @@ from typing import Any
 import click
 
 from reme_mcp import process
-from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError
-from reme_mcp.ingest.model import Filters
-from reme_mcp.ingest.runner import Importer, available, imported_summary
-from reme_mcp.ingest.sources import SOURCES, get_source
-from reme_mcp.storage.workspace import Workspace
+from reme_mcp.faces.cli.options import checked_settings
+from reme_mcp.ops import session_logs
+from reme_mcp.ops.session_logs import SOURCES, Filters, Importer, Workspace, available, imported_summary
 
 _SOURCE_HELP = f"One of: {', '.join(SOURCES)}."
 
 
 def _workspace(ctx: click.Context, workspace: str | None) -> Workspace:
-    return Workspace(_settings(ctx, workspace).workspace)
-
-
-def _settings(ctx: click.Context, workspace: str | None) -> Settings:
-    root = ctx.find_root()
-    try:
-        params = root.params
-        return load_settings(
-            workspace or params.get("workspace"),
-            params.get("timezone"),
-            projects_root=params.get("projects_root"),
-            personal=params.get("personal"),
-            project=params.get("project"),
-        )
-    except ReMeError as exc:
-        raise click.ClickException(str(exc)) from None
+    return session_logs.workspace(checked_settings(ctx, workspace))
 
 
 def _route(ctx: click.Context, workspace: str | None, dry_run: bool = False) -> Callable[[str], Path] | None:
-    """With one workspace per project, where each session is filed: the command line above this
-    group gives it (`ctx.obj["route"]`), from the operations this layer does not import."""
-    settings = _settings(ctx, workspace)
-    routes = ctx.find_root().obj
-    if not settings.per_project or not isinstance(routes, dict) or "route" not in routes:
-        return None
-    route: Callable[[Settings, bool], Callable[[str], Path] | None] = routes["route"]
-    return route(settings, dry_run)
+    return session_logs.route(checked_settings(ctx, workspace), dry_run)
 
 
 def _importer(ws: Workspace, name: str, path: str | None, **kwargs: Any) -> Importer:
     try:
-        source = get_source(name)
-    except KeyError as exc:
-        raise click.ClickException(str(exc.args[0])) from None
-    return Importer(ws, source, Path(path).expanduser() if path else None, **kwargs)
+        return session_logs.importer(ws, name, path, **kwargs)
+    except ReMeError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group()

@@ -12,7 +12,7 @@ import click
 
 from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.cli.options import command_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
 
 if TYPE_CHECKING:

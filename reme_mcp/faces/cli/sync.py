@@ -8,7 +8,7 @@ import sys
 import click
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.cli.options import command_settings
 
 
 @click.command()
