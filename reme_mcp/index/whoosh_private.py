@@ -55,12 +55,6 @@ __all__ = [
 ]
 
 
-class SegmentLike(Protocol):
-    def segment_id(self) -> str: ...
-    def deleted_count(self) -> int: ...
-    def doc_count_all(self) -> int: ...
-
-
 class TableOfContents(Protocol):
     """What `_MAIN_<generation>.toc` holds."""
 

@@ -130,10 +130,6 @@ class SemanticStage:
         """Wait until the model is loaded or known to be missing."""
         return self._loaded.wait(timeout)
 
-    def nearest(self, text: str, k: int) -> list[Near]:
-        """The chunks most like `text`, best first; none while the model loads or when it is missing."""
-        return self.ask(text, k, ())[0]
-
     def ask(
         self, text: str, k: int, chunk_ids: Sequence[str], as_text_too: bool = False
     ) -> tuple[list[Near], dict[str, float], dict[str, float]]:
@@ -152,7 +148,7 @@ class SemanticStage:
             else:
                 query = model.query(text)
         judge = model.judging(query)
-        return self.vectors.nearest_judged(query, k, chunk_ids, None if judge is query else judge)
+        return self.vectors.nearest(query, k, chunk_ids, None if judge is query else judge)
 
     @property
     def trust(self) -> Trust:

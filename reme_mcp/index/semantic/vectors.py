@@ -220,19 +220,15 @@ class VectorStore:
                 if self._files.pop(path, None) is not None:
                     self._matrix, self._unsaved = None, True
 
-    def nearest(self, query: Vectors, k: int, chunk_ids: Sequence[str] = ()) -> tuple[list[Near], dict[str, float]]:
+    def nearest(
+        self, query: Vectors, k: int, chunk_ids: Sequence[str] = (), judge: Vectors | None = None
+    ) -> tuple[list[Near], dict[str, float], dict[str, float]]:
         """The k chunks most like the query, best first, and how like it each of `chunk_ids` is
         (those without a vector left out), from one product over every vector: the cosine
         (every vector is a unit vector) of the chunk's best window, each language's pull on
-        this question taken out (centring.per_question)."""
-        near, similar, _ = self.nearest_judged(query, k, chunk_ids, None)
-        return near, similar
-
-    def nearest_judged(
-        self, query: Vectors, k: int, chunk_ids: Sequence[str], judge: Vectors | None
-    ) -> tuple[list[Near], dict[str, float], dict[str, float]]:
-        """`nearest`, and also how like `judge` (the model's judging vector, embedders.py) each of
-        `chunk_ids` is, from the same pass over the vectors (the product takes both columns)."""
+        this question taken out (centring.per_question). With `judge` (the model's judging
+        vector, embedders.py), also how like it each of `chunk_ids` is, from the same pass (the
+        product takes both columns); without, that is the first likeness again."""
         held = self._all()
         keys = held.keys
         if not keys:

@@ -678,20 +678,20 @@ def test_a_languages_pull_on_a_question_is_taken_out_and_a_lone_note_keeps_its_p
     chinese = [(f"zh{i}", 1.0, [0.62, 0.78, 0.1 * i]) for i in range(6)]
     english = [("answer", 0.0, [0.6, 0.0, 0.8])] + [(f"en{i}", 0.0, [0.1, 0.2, 1.0]) for i in range(5)]
     store = _store_of(tmp_path / "mixed", chinese + english)
-    top, _ = store.nearest(question, 3)
+    top, _, _ = store.nearest(question, 3)
     assert top[0][0].chunk_id == "answer", top
     cosines = {cid: float(np.dot(question, np.array(v) / np.linalg.norm(v))) for cid, _, v in chinese + english}
     assert cosines["answer"] < max(cosines[c] for c, _, _ in chinese)  # the raw cosine ranks it below them
 
     one_language = [(cid, 0.0, v) for cid, _, v in chinese + english]
-    top, similar = _store_of(tmp_path / "english", one_language).nearest(question, 12, ["answer", "en0"])
+    top, similar, _ = _store_of(tmp_path / "english", one_language).nearest(question, 12, ["answer", "en0"])
     assert [(n.key.chunk_id, round(n.similarity, 5)) for n in top] == sorted(
         ((cid, round(cos, 5)) for cid, cos in cosines.items()), key=lambda p: -p[1]
     )
     assert similar == pytest.approx({"answer": cosines["answer"], "en0": cosines["en0"]}, abs=1e-5)
 
     lone = [("zh", 1.0, [0.9, 0.3, 0.1])] + [(f"en{i}", 0.0, [0.2, 0.1 * i, 1.0]) for i in range(40)]
-    top, _ = _store_of(tmp_path / "lone", lone).nearest(question, 1)
+    top, _, _ = _store_of(tmp_path / "lone", lone).nearest(question, 1)
     raw = 0.9 / float(np.linalg.norm([0.9, 0.3, 0.1]))
     assert top[0][0].chunk_id == "zh" and top[0][1] > raw - 0.05 * raw
 
@@ -786,7 +786,7 @@ def test_a_chunk_read_in_windows_scores_its_best_and_its_windows_are_kept_on_dis
     short_rows = Rows(np.array([unit(0.7, 0.7, 0)], np.float32), np.zeros(1), [0])
     store = VectorStore(tmp_path, "test-model", 3)
     store.put("memory/a.md", "h", keys, [long_rows, short_rows], ["d-long", "d-short"])
-    top, similar = store.nearest(question, 2, ["long", "short"])
+    top, similar, _ = store.nearest(question, 2, ["long", "short"])
     assert [(n.key.chunk_id, n.at) for n in top] == [("long", 40), ("short", 0)]  # the best window's start
     assert similar == pytest.approx({"long": unit(0.9, 0.1, 0.1)[0], "short": unit(0.7, 0.7, 0)[0]}, abs=1e-6)
     assert store.chunk_count() == 2
@@ -844,7 +844,7 @@ def test_a_store_saved_by_another_process_is_read_whole_and_names_only_its_own_r
     assert len(rows_files()) == 1 and rows_files() != ["vectors-test-model.npy"]  # one generation, the old file gone
     second.refresh()
     assert set(second.hashes()) == {"memory/a.md", "memory/b.md"}
-    top, _ = second.nearest(np.array([0.0, 1.0, 0.0], np.float32), 1)
+    top, _, _ = second.nearest(np.array([0.0, 1.0, 0.0], np.float32), 1)
     assert top[0].key.chunk_id == "memory/b.md#1"
 
     put(second, "memory/c.md", [0.0, 0.0, 1.0])  # embedded here, not saved yet
@@ -886,7 +886,7 @@ def test_a_store_finds_each_chunk_by_its_own_vector_through_edits_saves_and_load
 
     def each_found_first(store: VectorStore, expected: dict[str, np.ndarray]) -> None:
         for chunk_id, vector in expected.items():
-            top, similar = store.nearest(vector, 1, [chunk_id])
+            top, similar, _ = store.nearest(vector, 1, [chunk_id])
             assert top[0].key.chunk_id == chunk_id
             assert similar[chunk_id] > 0.99
 
