@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -15,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty, Queue
+
+from tests.processes import stop
 
 URL_RE = re.compile(r"^http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_\-]+)$")
 
@@ -60,12 +61,7 @@ def view_process(ws: Path, *args: str) -> Iterator[ViewProcess]:
         assert found, f"not a loopback link with a token: {url!r}"
         yield ViewProcess(proc, url, int(found.group(1)), found.group(2), list(err.queue))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def write(root: Path, rel: str, text: str) -> None:

@@ -25,6 +25,7 @@ from tests.hosts.acceptance import assert_remembered_then_found, install_skill, 
 from tests.hosts.cache import python_at_least, python_venv
 from tests.hosts.chat_completions import AUX_MODEL, MODEL_ID, request_bodies, serve_chat_completions
 from tests.hosts.script import PASSPHRASE, RECALL_PROMPT, REME_TOOLS, REMEMBER_PROMPT
+from tests.processes import stop
 
 DEERFLOW = "0.1.7"
 
@@ -157,12 +158,7 @@ def _langgraph_server(project: Path, env: dict[str, str]) -> Iterator[str]:
                     time.sleep(0.3)
             yield url
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server, signal.SIGINT, timeout=20)
 
 
 def test_deerflow_langgraph_server_remembers_then_finds(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.hosts.cache import cache_root
+from tests.processes import stop
 
 pytestmark = pytest.mark.node
 
@@ -125,12 +126,7 @@ def http_server(tmp_path: Path) -> Iterator[str]:
                 time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def test_typescript_sdk_over_streamable_http(node_env: Path, http_server: str) -> None:

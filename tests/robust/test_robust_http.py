@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import psutil  # type: ignore[import-untyped]
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.processes import stop
 
 TOKEN = "t0k3n-" + "Fk9Xq2Lm7Zt4Rb8Wc3" * 2
 INIT = {
@@ -82,12 +83,7 @@ def server(ws: Path, *args: str, token: str | None = TOKEN) -> Iterator[tuple[su
             raise AssertionError("the HTTP server did not start")
         yield proc, port
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def post(port: int, headers: dict[str, str], body: bytes | None = None) -> httpx2.Response:

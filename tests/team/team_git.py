@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.processes import stop
 
 DAY = "2026-11-28"
 MARKERS = ("<<<<<<<", ">>>>>>>", "\n=======\n")
@@ -87,12 +88,7 @@ def served(ws: Path, *args: str, stderr: Path | None = None) -> Iterator[str]:
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=30)
         log.close()
 
 
