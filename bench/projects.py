@@ -5,7 +5,7 @@
 Builds two workspaces of `--chunks` chunks each (the project's and the personal one, as a
 session reads them by default) and one holding both (their files copied together; a day index
 both have is taken from the project), indexes all three, then times the
-same queries through `ScopedMemory.search` over the two and `Memory.search` over the one,
+same queries through `SessionMemory.search` over the two and `Memory.search` over the one,
 interleaved round by round on the same machine. Prints medians, p95 and their ratio. The
 issue's target: two workspaces within 1.3x of one of the same total size.
 """
@@ -29,7 +29,7 @@ from perf import SEED, generate_workspace, make_queries
 
 from reme_mcp.config import load_settings
 from reme_mcp.ops.memory import Memory
-from reme_mcp.ops.scoped import ScopedMemory
+from reme_mcp.ops.session_memory import SessionMemory
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.placement import Placement
 
@@ -82,7 +82,7 @@ def main() -> None:
             chunks[folder.name] = open_memory(folder).reindex().chunks
         home = MemoryHome(base / "projects", personal)
         place = Placement(home, None, "bench-project", project, "bench", None)
-        two = ScopedMemory(open_memory, project, place)
+        two = SessionMemory(open_memory, project, place)
         one = open_memory(single)
         queries = make_queries(n=args.queries)
         for q in queries[:20]:  # warm both sides' caches alike

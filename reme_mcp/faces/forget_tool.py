@@ -32,7 +32,7 @@ from reme_mcp.ops.limits import MAX_DATE_CHARS, SEARCH_LIMIT
 
 if TYPE_CHECKING:  # the Memory's modules load with the first call, not when the server is built
     from reme_mcp.ops.memory import Memory
-    from reme_mcp.ops.scoped import ScopedMemory
+    from reme_mcp.ops.session_memory import SessionMemory
 
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 # At most this many paths or sessions in one call: a person reads the whole list before agreeing.
@@ -44,7 +44,7 @@ Select by paths (files or folders), a search query, a date range (since/until) o
 nothing is removed. Use only when the person asked to forget something."""
 
 Runner = Callable[..., Awaitable[Any]]
-SessionOf = Callable[[Context], Awaitable["ScopedMemory"]]
+SessionOf = Callable[[Context], Awaitable["SessionMemory"]]
 Paths = Annotated[list[str] | None, Field(description="Workspace-relative files or folders.", max_length=MAX_PATHS)]
 Query = Annotated[str | None, Field(description="Forget the files search returns for this query.")]
 Limit = Annotated[int, SEARCH_LIMIT.field("With query: how many search results.")]

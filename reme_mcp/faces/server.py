@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from reme_mcp._version import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.deferred_memories import DeferredMemories
 from reme_mcp.faces.roots import ClientRoots
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -138,13 +138,13 @@ def _drop_unused_capabilities(server: MCPServer) -> None:
         del handlers[method]
 
 
-def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | None = None) -> MemoryServer:
+def build_server(settings: Settings, warm_up: bool = True, memory: DeferredMemories | None = None) -> MemoryServer:
     """The MCP server over one workspace; over `memory` when the caller already holds the workspace's Memory.
 
     The stdio front passes the Memory it answered an early search from, so the index is
     opened once and the exit flush (`finish`) covers every write.
     """
-    memory = memory if memory is not None else LazyMemory(settings)
+    memory = memory if memory is not None else DeferredMemories(settings)
     server = MemoryServer("reme-mcp", title="ReMe memory", version=__version__, instructions=INSTRUCTIONS)
     roots = ClientRoots()
 

@@ -12,7 +12,7 @@ the one door to it; behind it:
 - committer.py: a server's batch committed by a child process, off its GIL;
 - when the spool is committed: reme_mcp/storage/batching.py (a `remember` does not wait for a commit);
 - query.py: query tokens and terms, filters, scoring (scoring.py, ranking.py), diversification;
-- together.py: the indexes of several workspaces searched as one ranking; snippets.py: cutting hits' text;
+- joint_search.py: the indexes of several workspaces searched as one ranking; snippets.py: cutting hits' text;
 - schema.py: what a file becomes in the index; build.py, bulk_writer.py: the full build;
 - segments.py: which segments are reopened and merged;
 - whoosh_private.py: every use of Whoosh's private API, and what counts as corruption;

@@ -28,7 +28,7 @@ from whoosh import index as whoosh_index
 
 from reme_mcp.index.bulk_writer import BulkWriter
 from reme_mcp.index.schema import FILE_RECORD, build_schema, file_documents
-from reme_mcp.storage import children
+from reme_mcp.storage import child_process
 from reme_mcp.storage.workspace import FileEntry, Workspace
 
 __all__ = ["build_index"]
@@ -124,25 +124,25 @@ def _processes(entries: Sequence[FileEntry]) -> int:
 
 # ---- worker processes ---------------------------------------------------------------------------
 #
-# A worker is `python -m reme_mcp.index.build_worker` (storage/children.py). The job goes down its
+# A worker is `python -m reme_mcp.index.build_worker` (storage/child_process.py). The job goes down its
 # stdin, which then stays open as its lifeline; progress and the result come back on its stdout.
 
 
 def worker_main() -> None:
     """A build worker: one share of the files into segments; it dies with its parent."""
-    job = children.receive(sys.stdin.buffer)
-    out = children.claim_stdout()
-    children.exit_with_parent()
+    job = child_process.receive(sys.stdin.buffer)
+    out = child_process.claim_stdout()
+    child_process.exit_with_parent()
     try:
         root, paths, directory, share, segment_postings = job
         segments, chunks = _build_share(
-            root, paths, directory, share, segment_postings, lambda: children.send(out, _FILE_DONE)
+            root, paths, directory, share, segment_postings, lambda: child_process.send(out, _FILE_DONE)
         )
-        children.send(out, ("done", segments, chunks))
+        child_process.send(out, ("done", segments, chunks))
     except BaseException as exc:
         traceback.print_exc()  # the whole story goes to stderr, the server's log
         with contextlib.suppress(BaseException):
-            children.send(out, ("failed", traceback.format_exception_only(exc)[-1].strip()))
+            child_process.send(out, ("failed", traceback.format_exception_only(exc)[-1].strip()))
         os._exit(1)
     os._exit(0)  # everything is written; skip tearing down a heap of postings
 
@@ -155,7 +155,7 @@ def _read_messages(share: int, worker: subprocess.Popen[bytes], events: queue.Si
     try:
         with contextlib.suppress(EOFError):
             while True:
-                events.put((share, children.receive(worker.stdout)))
+                events.put((share, child_process.receive(worker.stdout)))
     finally:
         events.put((share, None))  # the end of this worker's messages, however it came
 
@@ -170,10 +170,10 @@ def _build_in_workers(
     chunks = 0
     try:
         for share, paths in enumerate(shares):
-            worker = children.start("reme_mcp.index.build_worker")
+            worker = child_process.start("reme_mcp.index.build_worker")
             workers.append(worker)
             assert worker.stdin is not None
-            children.send(worker.stdin, (ws.root, paths, directory, share, segment_postings))
+            child_process.send(worker.stdin, (ws.root, paths, directory, share, segment_postings))
             reader = threading.Thread(target=_read_messages, args=(share, worker, events), daemon=True)
             reader.start()
             readers.append(reader)

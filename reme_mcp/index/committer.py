@@ -25,7 +25,7 @@ from pathlib import Path
 from reme_mcp.index.home import private_folder
 from reme_mcp.index.store import IndexStore
 from reme_mcp.index.writer import IndexWriter
-from reme_mcp.storage import children
+from reme_mcp.storage import child_process
 from reme_mcp.storage.workspace import Workspace
 
 
@@ -37,7 +37,7 @@ def commit_in_child(root: Path, home: Path, waiting: Iterable[str] = ()) -> list
     """
     try:
         # Quiet: a failure is said by the commit the caller then makes itself.
-        child = children.start("reme_mcp.index.committer", str(root), str(home), quiet=True)
+        child = child_process.start("reme_mcp.index.committer", str(root), str(home), quiet=True)
         out, _ = child.communicate("".join(f"{path}\n" for path in waiting).encode("utf-8", "surrogateescape"))
     except OSError:
         return None

@@ -14,7 +14,7 @@ from whoosh.query import Term
 from whoosh.searching import Searcher
 
 from reme_mcp.config import default_index_home
-from reme_mcp.index import exchange, ranking
+from reme_mcp.index import question_reply, ranking
 from reme_mcp.index.arrange import arrange
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.index.hits import ChunkHit, Found, FoundHit, chunk_hit
@@ -203,7 +203,7 @@ class MemoryIndex:
         max_chars: int | None = 4000,
     ) -> Found:
         """The best chunks for a free-text query, finished: a dialog question widened to its reply
-        (exchange.py), each snippet cut around the match to an equal share of `max_chars`.
+        (question_reply.py), each snippet cut around the match to an equal share of `max_chars`.
         With the semantic stage on, the query's nearest chunks join (semantic_hook.py)."""
         tokens = query_tokens(text)
         pairs = ranking.phrase_pairs(text)
@@ -222,7 +222,7 @@ class MemoryIndex:
         self, hits: list[ChunkHit], total: int, tokens: list[str], limit: int, text: str, max_chars: int | None
     ) -> Found:
         """A search's best chunks (limit + SPARE_FOR_ARRANGING of them) finished as `find` returns them."""
-        hits = [exchange.with_reply(hit, self.following) for hit in hits]
+        hits = [question_reply.with_reply(hit, self.following) for hit in hits]
         arranged = arrange(hits, limit, self._superseders(), self._first_chunk, lambda: self._rarity(tokens))
         finished = [FoundHit(a.hit, "", False, a.superseded_by, a.newer) for a in arranged]
         if max_chars is None:  # cut by the caller, over hits of several indexes merged (cut_snippets)
@@ -230,7 +230,7 @@ class MemoryIndex:
         return Found(cut_snippets(finished, text, max_chars), max(total, len(finished)))
 
     def source(self, searcher: Searcher) -> Source:
-        """This index as a search over several reads it (together.py), on a searcher `holding` gave."""
+        """This index as a search over several reads it (joint_search.py), on a searcher `holding` gave."""
         return Source(self.ws, searcher, self._scorer, self._phrase_texts)
 
     def holding(self, step: Callable[[Searcher], T]) -> T:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ingest import shares
+from reme_mcp.ingest import parallel_backfill
 from reme_mcp.ingest.cursors import SAVE_EVERY, CursorBook
 from reme_mcp.ingest.dialog import DIALOG_DIR, DialogWriter
 from reme_mcp.ingest.keep import redact_turns
@@ -61,15 +61,15 @@ class Importer:
         """Import everything new since the cursors; raises ReMeError with one line when the source is unusable.
 
         With `processes` > 1, a long list of log files is shared out to that many worker
-        processes (reme_mcp/ingest/shares.py); the cursors stay with this one.
+        processes (reme_mcp/ingest/parallel_backfill.py); the cursors stay with this one.
         """
         trouble = self.problem()
         if trouble:
             raise ReMeError(trouble)
         units = self.source.units(self.location)
         # A routed import stays in this process: the workers file everything in one workspace.
-        if processes > 1 and len(units) >= shares.WORTH_SHARING and self.route is None:
-            tally = shares.run_shared(self, units, processes, progress)
+        if processes > 1 and len(units) >= parallel_backfill.WORTH_SHARING and self.route is None:
+            tally = parallel_backfill.run_shared(self, units, processes, progress)
         else:
             tally = self.run_units(units, progress)
         self.book.save(self.location)
@@ -231,7 +231,7 @@ def import_slice(
 
 
 if __name__ == "__main__":
-    # A share worker of a long backfill (shares.py), started as `python -m reme_mcp.ingest.runner`.
-    from reme_mcp.storage import children
+    # A share worker of a long backfill (parallel_backfill.py), started as `python -m reme_mcp.ingest.runner`.
+    from reme_mcp.storage import child_process
 
-    children.serve_jobs(import_slice)
+    child_process.serve_jobs(import_slice)

@@ -67,7 +67,8 @@ ECHO_QUERY_WORDS = 32
 
 
 class Memory:
-    """A ReMe workspace's memory: the five operations over its files and index."""
+    """One ReMe workspace's memory: the five operations over its files and index (a session's
+    several workspaces are a `SessionMemory`; the library's entry point is this class)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

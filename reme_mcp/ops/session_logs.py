@@ -13,7 +13,7 @@ from reme_mcp.errors import ReMeError
 from reme_mcp.ingest.model import Filters
 from reme_mcp.ingest.runner import Importer, available, imported_summary
 from reme_mcp.ingest.sources import SOURCES, get_source
-from reme_mcp.ops.memories import Memories
+from reme_mcp.ops.workspace_memories import WorkspaceMemories
 from reme_mcp.storage.workspace import Workspace
 
 __all__ = [
@@ -35,7 +35,7 @@ def workspace(settings: Settings) -> Workspace:
 
 def route(settings: Settings, dry_run: bool = False) -> Callable[[str], Path] | None:
     """Per project: a session's working folder -> the workspace its dialog is filed in; None with one workspace."""
-    return Memories(settings).route(dry_run)
+    return WorkspaceMemories(settings).route(dry_run)
 
 
 def importer(ws: Workspace, name: str, path: str | None, **kwargs: Any) -> Importer:

@@ -17,7 +17,7 @@ import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from reme_mcp.config import load_settings
-from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.deferred_memories import DeferredMemories
 from reme_mcp.faces.stdio import early_search, handshake, recorder
 from reme_mcp.faces.stdio.sdk import converse
 from tests.conftest import make_reme_workspace, write
@@ -120,7 +120,9 @@ def test_the_early_answer_is_the_front_s_own(version: str, tmp_path: Path) -> No
         expected = _by_id(_expected(tmp_path / str(i), lines))
         answers = handshake.load()
         assert answers is not None
-        early = early_search.load(answers, LazyMemory(load_settings(str(_workspace(tmp_path / str(i) / "f")), "UTC")))
+        early = early_search.load(
+            answers, DeferredMemories(load_settings(str(_workspace(tmp_path / str(i) / "f")), "UTC"))
+        )
         assert early is not None
         replies = []
         for line in lines[:-1]:
@@ -140,7 +142,7 @@ def test_odd_arguments_get_the_sdk_s_answer_once(arguments: dict[str, Any], tmp_
     assert written == expected
     answers = handshake.load()
     assert answers is not None
-    early = early_search.load(answers, LazyMemory(load_settings(str(_workspace(tmp_path / "f")), "UTC")))
+    early = early_search.load(answers, DeferredMemories(load_settings(str(_workspace(tmp_path / "f")), "UTC")))
     assert early is not None
     for line in lines[:-1]:
         reply = answers.reply(line)
@@ -172,7 +174,7 @@ def test_a_modern_envelope_with_capabilities_is_answered_as_the_sdk_answers_it(
     expected = _by_id(_expected(tmp_path, lines))
     answers = handshake.load()
     assert answers is not None
-    early = early_search.load(answers, LazyMemory(load_settings(str(_workspace(tmp_path / "f")), "UTC")))
+    early = early_search.load(answers, DeferredMemories(load_settings(str(_workspace(tmp_path / "f")), "UTC")))
     assert early is not None
     assert answers.reply(lines[0]) is None
     assert early.reply(lines[0], answered=False) == expected["s"]

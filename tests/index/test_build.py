@@ -28,7 +28,7 @@ from whoosh.fields import TEXT, Schema
 from reme_mcp.index import build as build_module
 from reme_mcp.index.build import build_index
 from reme_mcp.index.schema import build_schema, file_documents
-from reme_mcp.storage import children
+from reme_mcp.storage import child_process
 from reme_mcp.storage.workspace import Workspace
 from tests.conftest import message, write
 
@@ -383,7 +383,7 @@ def test_a_dead_worker_fails_the_build_and_stops_the_rest(big_workspace: Path, t
 
 def test_a_worker_stops_as_soon_as_its_parent_is_gone(big_workspace: Path, tmp_path: Path) -> None:
     """A parent's death closes the worker's stdin (its lifeline): the worker must stop, not finish its share."""
-    worker = children.start("reme_mcp.index.build_worker")
+    worker = child_process.start("reme_mcp.index.build_worker")
     assert worker.stdin is not None and worker.stdout is not None
     paths = [e.path for e in Workspace(big_workspace).walk()]
     pickle.dump((big_workspace, paths, tmp_path, 0, build_module.SEGMENT_POSTINGS), worker.stdin)

@@ -176,8 +176,8 @@ def _wait(condition: object, timeout: float = 20.0) -> None:
 
 def test_a_long_history_shared_out_to_workers_imports_what_one_process_does(tmp_path: Path) -> None:
     """Past WORTH_SHARING logs a backfill can use worker processes: same dialogs, cursors kept, a rerun adds nothing."""
+    from reme_mcp.ingest.parallel_backfill import WORTH_SHARING
     from reme_mcp.ingest.runner import Importer
-    from reme_mcp.ingest.shares import WORTH_SHARING
     from reme_mcp.ingest.sources import get_source
     from reme_mcp.storage.workspace import Workspace
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.ops.memories import Memories
+from reme_mcp.ops.workspace_memories import WorkspaceMemories
 from tests.projects.repos import reme, repository, user_env
 
 
@@ -20,7 +20,7 @@ def test_forget_everything_of_one_project_by_name(tmp_path: Path) -> None:
         settings = load_settings(
             projects_root=str(reme_home / "projects"), personal=str(reme_home / "personal"), project=str(folder)
         )
-        Memories(settings).scoped().remember(fact)
+        WorkspaceMemories(settings).scoped().remember(fact)
     listed = reme(tmp_path, env, "project", "list").stdout
     alpha = next(line.split("\t")[0] for line in listed.splitlines() if line.startswith("alpha-"))
 

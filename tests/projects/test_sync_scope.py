@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.ops.memories import Memories
+from reme_mcp.ops.workspace_memories import WorkspaceMemories
 from tests.projects.repos import git, reme, repository, user_env
 
 
@@ -20,7 +20,7 @@ def test_a_personal_note_never_reaches_the_projects_remote(tmp_path: Path) -> No
     personal_remote = tmp_path / "me.git"
     git(tmp_path, "init", "-q", "--bare", str(personal_remote))
 
-    view = Memories(
+    view = WorkspaceMemories(
         load_settings(projects_root=str(reme_home / "projects"), personal=str(reme_home / "personal"), project=str(app))
     ).scoped()
     view.remember("The app deploys with Helm chart app-7.")

@@ -29,13 +29,13 @@ def _memory(
     """The workspace `remember` writes to from here: the named one, else this folder's project's
     (else the personal one), as the other commands resolve it; `where` names a project (as
     `reme-mcp project list` shows it) or `personal` instead."""
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     settings: Settings = command_settings(ctx, workspace)
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
-    memories = Memories(settings)
+    memories = WorkspaceMemories(settings)
     if where is not None:
         if not settings.per_project:
             raise ReMeError("--in names a project's memory: leave out --workspace/REME_WORKSPACE to use it")

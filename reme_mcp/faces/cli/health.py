@@ -19,10 +19,10 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
     Per project: this folder's project's workspace and the personal one, where they exist."""
     from tqdm import tqdm
 
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     log_to_stderr()
-    sources = Memories(checked_settings(ctx, workspace)).scoped().sources()
+    sources = WorkspaceMemories(checked_settings(ctx, workspace)).scoped().sources()
     for _, memory in sources:
         if len(sources) > 1 and not memory.ws.root.is_dir():
             continue
@@ -43,8 +43,8 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     """Report the project and workspace, its files by kind, the index's state and the configuration."""
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     with one_line("checking the workspace"):
-        report = Memories(checked_settings(ctx, workspace)).scoped().doctor()
+        report = WorkspaceMemories(checked_settings(ctx, workspace)).scoped().doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())

@@ -12,17 +12,17 @@ from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.faces.cli.options import command_settings
 
 if TYPE_CHECKING:
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
 
-def _memories(ctx: click.Context) -> Memories:
-    from reme_mcp.ops.memories import Memories
+def _memories(ctx: click.Context) -> WorkspaceMemories:
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     try:
         settings = command_settings(ctx)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
-    return Memories(settings)
+    return WorkspaceMemories(settings)
 
 
 @click.group(invoke_without_command=True)

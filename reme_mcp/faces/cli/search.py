@@ -71,10 +71,10 @@ def search(
     wait: float,
 ) -> None:
     """Search memory, as the MCP `search` tool does (from this folder's project)."""
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     with one_line("searching"):
-        view = Memories(checked_settings(ctx, workspace)).scoped()
+        view = WorkspaceMemories(checked_settings(ctx, workspace)).scoped()
         for _, memory in view.sources(scope):
             _embed_first(memory, wait)
         result = view.search(

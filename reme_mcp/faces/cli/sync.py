@@ -24,12 +24,12 @@ def sync(ctx: click.Context, workspace: str | None, init: str | None, dry_run: b
     remote only), or with --personal the personal one. Uses your git and its credentials; stores
     no secret. See docs/team-sync.md.
     """
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     try:
         settings = command_settings(ctx, workspace)
-        report = Memories(settings).scoped().team_sync(personal=personal, dry_run=dry_run, init=init)
+        report = WorkspaceMemories(settings).scoped().team_sync(personal=personal, dry_run=dry_run, init=init)
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(report.render())

@@ -55,12 +55,12 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
     from reme_mcp.faces.http import guarded_protocol
     from reme_mcp.faces.view.app import build_page_app
     from reme_mcp.faces.view.auth import TOKEN_PARAM, PageKeys
-    from reme_mcp.ops.memories import Memories
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     try:
         settings = command_settings(ctx, workspace)
         # One page per workspace: this folder's project first, the personal memory, every other project.
-        view = Memories(settings).scoped()
+        view = WorkspaceMemories(settings).scoped()
         ordered = [*view.sources("current"), *view.sources("all")]
         shown = {(label or "default"): memory for label, memory in ordered}
         sock = bound_socket(port)

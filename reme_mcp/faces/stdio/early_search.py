@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any
 
-from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.deferred_memories import DeferredMemories
 from reme_mcp.faces.stdio.handshake import SEARCH_FRAME, EarlyAnswers, envelope_version
 from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS, Limit
 
@@ -88,7 +88,7 @@ def _kept_as_string(value: str) -> bool:
 class EarlySearch:
     """Answers the first tools/call of one connection when it is a plain `search`, before the SDK loads."""
 
-    def __init__(self, answers: EarlyAnswers, memory: LazyMemory) -> None:
+    def __init__(self, answers: EarlyAnswers, memory: DeferredMemories) -> None:
         self.answers = answers
         self.memory = memory
         self._lock = threading.Lock()  # held for the early search; the SDK starts loading under it
@@ -200,7 +200,7 @@ class EarlySearch:
         return answer
 
 
-def load(answers: EarlyAnswers | None, memory: LazyMemory) -> EarlySearch | None:
+def load(answers: EarlyAnswers | None, memory: DeferredMemories) -> EarlySearch | None:
     """The early search over these recorded answers, when they hold the search frames."""
     if answers is None or not any(key.startswith(FRAME_PREFIX) for key in answers.bodies):
         return None

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from reme_mcp import process
 from reme_mcp.config import Settings
-from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.deferred_memories import DeferredMemories
 from reme_mcp.faces.stdio import early_search, handshake, wire
 from reme_mcp.faces.stdio.sdk import run_sdk
 
@@ -42,7 +42,7 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
 
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
-    memory = LazyMemory(settings)
+    memory = DeferredMemories(settings)
     # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
     process.end_on_signals(memory.finish)
     # The recorded answers list the five tools: with `forget` turned on, the SDK answers itself.

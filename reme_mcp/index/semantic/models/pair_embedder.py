@@ -41,7 +41,7 @@ def _blend(use: float, e5: float) -> float:
 # MRR / session@5 / lines per hit, the blend 78.0 / 0.625 / 93.4 / 1.37, e5-small's cosine
 # 78.8 / 0.630 / 93.3 / 1.36; realws-dev and bench/paraphrase.py unchanged
 # (bench/log-2026-12.md). The blend lifted a dialog's questions, which USE finds
-# like the question asked, and with them the replies they come back with (index/exchange.py).
+# like the question asked, and with them the replies they come back with (index/question_reply.py).
 TRUST = Trust(
     floor=_blend(USE_TRUST.floor, E5_TRUST.floor),
     doubt=(_blend(USE_TRUST.doubt[0], E5_TRUST.doubt[0]), _blend(USE_TRUST.doubt[1], E5_TRUST.doubt[1])),

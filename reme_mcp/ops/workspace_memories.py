@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reme_mcp.config import Settings
-from reme_mcp.ops.scoped import ScopedMemory
+from reme_mcp.ops.session_memory import SessionMemory
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.placement import Placement, candidates, host_fix, place
 
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 MAX_PLACEMENTS = 256
 
 
-class Memories:
-    """Workspace path -> its Memory, made on first use, thread-safely."""
+class WorkspaceMemories:
+    """Every workspace this process has open: path -> its `Memory`, made on first use, thread-safely,
+    and the `SessionMemory` of each session over them."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -60,9 +61,9 @@ class Memories:
             self._placements[key] = found
         return found
 
-    def scoped(self, roots: list[str] | None = None, client: str | None = None) -> ScopedMemory:
+    def scoped(self, roots: list[str] | None = None, client: str | None = None) -> SessionMemory:
         """A session's view: its project and the personal memory, or the one named workspace."""
-        return ScopedMemory(self.of, self.settings.workspace, self.placement(roots, client))
+        return SessionMemory(self.of, self.settings.workspace, self.placement(roots, client))
 
     def of(self, workspace: Path) -> Memory:
         with self._lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reme_mcp.config import load_settings
-from reme_mcp.index.exchange import is_question
+from reme_mcp.index.question_reply import is_question
 from reme_mcp.ops.memory import Memory
 from tests.conftest import message, write
 

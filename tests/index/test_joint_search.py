@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.index import MemoryIndex
-from reme_mcp.index.together import find_together
+from reme_mcp.index.joint_search import find_together
 from reme_mcp.storage.workspace import Workspace
 from tests.conftest import write
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from reme_mcp.ingest.cursors import SAVE_EVERY
 from reme_mcp.ingest.model import Tally
-from reme_mcp.storage import children
+from reme_mcp.storage import child_process
 
 if TYPE_CHECKING:
     from reme_mcp.ingest.cursors import CursorBook
@@ -57,8 +57,8 @@ def _feed(worker: subprocess.Popen[bytes], todo: queue.SimpleQueue[Any], answers
         except queue.Empty:
             return
         try:
-            children.send(worker.stdin, job)
-            answers.put(children.receive(worker.stdout))
+            child_process.send(worker.stdin, job)
+            answers.put(child_process.receive(worker.stdout))
         except (EOFError, OSError) as exc:
             answers.put(RuntimeError(f"an ingest worker died ({exc}); run the import again: it resumes"))
             return
@@ -90,7 +90,7 @@ def run_shared(
     for job in jobs:
         todo.put(job)
     answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    workers = [children.start(WORKER_MODULE) for _ in range(min(processes, len(slices)))]
+    workers = [child_process.start(WORKER_MODULE) for _ in range(min(processes, len(slices)))]
     feeders = [threading.Thread(target=_feed, args=(w, todo, answers), daemon=True) for w in workers]
     try:
         for feeder in feeders:

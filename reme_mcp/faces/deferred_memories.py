@@ -1,7 +1,7 @@
 """The workspaces' memory, created on first use, shared by everything that serves one process.
 
 The MCP server, its warm-up and the stdio front's early search all reach the indexes
-through one LazyMemory, so each workspace is opened once and flushed once at exit. A
+through one DeferredMemories, so each workspace is opened once and flushed once at exit. A
 session's view (its project and the personal memory, or the one named workspace) comes
 from `session(roots, client)`. Nothing heavy is imported here until memory is first
 wanted: the stdio front imports this module before it answers the handshake.
@@ -19,33 +19,34 @@ from typing import TYPE_CHECKING
 from reme_mcp.config import Settings
 
 if TYPE_CHECKING:
-    from reme_mcp.ops.memories import Memories
-    from reme_mcp.ops.scoped import ScopedMemory
+    from reme_mcp.ops.session_memory import SessionMemory
+    from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
 # The longest the warm-up and the ingest wait for tools/list before they start anyway.
 WARM_UP_DELAY = 1.0
 FOLLOW_DELAY = 3.0
 
 
-class LazyMemory:
-    """The workspaces' Memories, created on first use (or by the warm-up thread), once, thread-safely."""
+class DeferredMemories:
+    """The process's `WorkspaceMemories`, made only when first wanted (or by the warm-up thread), so
+    the stdio front imports nothing heavy before the handshake."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._memories: Memories | None = None
+        self._memories: WorkspaceMemories | None = None
         self._lock = threading.Lock()
 
-    def memories(self) -> Memories:
+    def memories(self) -> WorkspaceMemories:
         with self._lock:
             if self._memories is None:
-                from reme_mcp.ops.memories import Memories
+                from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
                 # A server's batched index commits are made by a child process (index/committer.py):
                 # its calls would otherwise wait out every batch.
-                self._memories = Memories(dataclasses.replace(self.settings, commit_in_child=True))
+                self._memories = WorkspaceMemories(dataclasses.replace(self.settings, commit_in_child=True))
             return self._memories
 
-    def session(self, roots: list[str] | None = None, client: str | None = None) -> ScopedMemory:
+    def session(self, roots: list[str] | None = None, client: str | None = None) -> SessionMemory:
         """The view of a session whose client gave these roots (None: it declares none)."""
         return self.memories().scoped(roots, client)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import Found, FoundHit, cut_snippets
-from reme_mcp.index.together import find_together
+from reme_mcp.index.joint_search import find_together
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_QUERY_CHARS,
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from reme_mcp.team.run import SyncReport
 
 
-class ScopedMemory:
-    """One session's view: `placement` None serves the one named `workspace`; `open_memory`
-    gives each workspace's Memory, opened once for the process (memories.py)."""
+class SessionMemory:
+    """One session's memory: its project's workspace and the personal one read as one (or the one
+    named `workspace` when `placement` is None); each workspace's `Memory` comes from `open_memory`."""
 
     def __init__(self, open_memory: Callable[[Path], Memory], workspace: Path, placement: Placement | None) -> None:
         self.open = open_memory
@@ -109,7 +109,7 @@ class ScopedMemory:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
 
         # One ranking, not one search per workspace merged: each index's share of the first places
-        # is read and arranged by it (index/together.py); threads only took turns at the GIL.
+        # is read and arranged by it (index/joint_search.py); threads only took turns at the GIL.
         ready = [
             (label, memory, memory.ready_to_find(limit, start_date, end_date, path_prefix, max_chars))
             for label, memory in sources
@@ -289,4 +289,4 @@ def merge_ranked(lists: list[list[tuple[str | None, FoundHit]]], limit: int) -> 
     return merged
 
 
-__all__ = ["ScopedMemory", "merge_ranked"]
+__all__ = ["SessionMemory", "merge_ranked"]
