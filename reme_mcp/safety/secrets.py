@@ -31,11 +31,11 @@ lookbehind so that a match can only start where a token starts.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reme_mcp.safety import secret_values as values
 from reme_mcp.safety.encoded import find_encoded
 
 __all__ = ["SecretFinding", "find_secret"]
@@ -47,112 +47,6 @@ class SecretFinding:
 
     kind: str
     line: int
-
-
-def _always(_match: re.Match[str]) -> bool:
-    return True
-
-
-_MASK_CHARS = frozenset("*xX.•#-_ ")
-_PLACEHOLDER_WORDS = frozenset(
-    {"changeme", "replaceme", "password", "passwd", "secret", "none", "null", "nil", "undefined"}
-    | {"true", "false", "redacted", "placeholder", "required", "hidden", "todo", "tbd"}
-)
-# A value that names what it is ("my-client-secret", "password1") is an example, not a secret.
-_NAMING_PARTS = ("your", "example", "placeholder", "redacted", "changeme")
-_SELF_NAMING = ("password", "passwd", "secret")
-_YAML_TAG = re.compile(r"![A-Za-z]{1,20}")
-_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}(?:\.[A-Za-z_][A-Za-z0-9_]{0,100}){1,10}")
-
-
-def _is_placeholder(value: str) -> bool:
-    """A value that stands for a secret elsewhere, or no secret at all."""
-    value = value.strip()
-    if not value or value[0] in "$%<{" or set(value) <= _MASK_CHARS or _YAML_TAG.fullmatch(value):
-        return True
-    word = re.sub(r"[^a-z0-9]", "", value.lower())
-    if word in _PLACEHOLDER_WORDS or any(part in word for part in _NAMING_PARTS):
-        return True
-    # "my-client-secret" and "password1" name themselves; "MySecret#2024" only hides a secret
-    # behind a word, so what is left after the word must be letters or one short number.
-    lowered = value.lower()
-    if not any(part in lowered for part in _SELF_NAMING):
-        return False
-    rest = re.sub("|".join(_SELF_NAMING), "", lowered)
-    rest = re.sub(r"[-_. ]", "", rest)
-    return rest.isalpha() or (rest.isdigit() and len(rest) <= 2) or not rest
-
-
-def _is_location(value: str) -> bool:
-    """A URL or a path (`PWD=/home/me`): where something is, not a secret."""
-    return "://" in value or value.startswith(("/", "~/", "./", "../"))
-
-
-def _looks_like_password(value: str) -> bool:
-    """An unquoted value is code or prose unless it mixes letters with digits or symbols."""
-    value = value.rstrip(".,;:!?*")
-    if len(value) < 6 or _is_placeholder(value):
-        return False
-    if _is_location(value):
-        return False
-    if any(c in value for c in "()[]{}<>") or _ATTRIBUTE.fullmatch(value):
-        return False  # a call, subscript, attribute or markup: code that fetches the secret
-    has_letter = any(c.isalpha() for c in value)
-    return has_letter and any(c.isdigit() or not (c.isalnum() or c in "_.-") for c in value)
-
-
-def _literal_value(match: re.Match[str]) -> bool:
-    raw = match.group("value")
-    if raw[0] in "\"'`":
-        inner = raw[1:-1]
-        return len(inner) >= 6 and not _is_placeholder(inner) and not _is_location(inner)
-    rest = match.string[match.end() : match.end() + 4].lstrip(" \t")
-    if rest[:1] in ("|", ",", "=", ")"):
-        return False  # `private_key: Ed25519PrivateKey | None`: a type annotation or parameter list
-    return _looks_like_password(raw)
-
-
-def _url_password(match: re.Match[str]) -> bool:
-    return not _is_placeholder(match.group("password"))
-
-
-_KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{16}")
-
-
-def _key_body_follows(match: re.Match[str]) -> bool:
-    """A key header followed by key material; a header quoted in prose is not a key."""
-    return _KEY_BODY.search(match.string, match.end(), match.end() + 600) is not None
-
-
-def _has_digit(match: re.Match[str]) -> bool:
-    return any(c.isdigit() for c in match.group(0))
-
-
-def _mixed_case_and_digit(match: re.Match[str]) -> bool:
-    """Random tokens mix cases and digits; names like `sk-learn-model-selection` do not."""
-    body = match.group(0)[3:]
-    return any(c.isdigit() for c in body) and body != body.upper() and body != body.lower()
-
-
-def _random_tail(match: re.Match[str], size: int) -> bool:
-    """The last `size` characters mix upper case, lower case and digits, as generated keys do."""
-    tail = match.group(0)[-size:]
-    return any(c.isupper() for c in tail) and any(c.islower() for c in tail) and any(c.isdigit() for c in tail)
-
-
-def _snowflake(match: re.Match[str]) -> bool:
-    """A Discord token's first part is its bot's id (a number of 17 to 20 digits) in base64."""
-    first = match.group(0).split(".", 1)[0]
-    try:
-        decoded = base64.urlsafe_b64decode(first + "=" * (-len(first) % 4))
-    except ValueError:
-        return False
-    return decoded.isdigit() and 17 <= len(decoded) <= 20
-
-
-def _mixed_case(match: re.Match[str]) -> bool:
-    token = match.group(0)[3:]
-    return token != token.upper() and token != token.lower()
 
 
 def _assignment(keys: str) -> re.Pattern[str]:
@@ -181,7 +75,7 @@ class _Rule:
     kind: str
     hints: tuple[str, ...]
     pattern: re.Pattern[str]
-    accept: Callable[[re.Match[str]], bool] = _always
+    accept: Callable[[re.Match[str]], bool] = values.always
     near: re.Pattern[str] | None = None
 
 
@@ -195,7 +89,7 @@ _RULES: tuple[_Rule, ...] = (
         "a private key block",
         ("private key",),
         re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
-        _key_body_follows,
+        values.key_body_follows,
     ),
     _Rule("a PuTTY private key", ("putty-user-key-file",), re.compile(r"PuTTY-User-Key-File-[23]:")),
     _Rule(
@@ -223,7 +117,7 @@ _RULES: tuple[_Rule, ...] = (
         "an AWS secret access key",
         ("aws",),
         re.compile(r"(?i:aws)[^\n]{0,60}?(?i:secret)[^\n]{0,60}?(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
-        lambda match: _random_tail(match, 40),
+        lambda match: values.random_tail(match, 40),
     ),
     _Rule(
         "a Slack app token",
@@ -241,9 +135,9 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"
         ),
-        lambda match: _snowflake(match) or _random_tail(match, 20),
+        lambda match: values.snowflake(match) or values.random_tail(match, 20),
     ),
-    _Rule("a Slack token", ("xox",), re.compile(r"(?<![A-Za-z0-9_-])xox[bpar]-[A-Za-z0-9-]{10,255}"), _has_digit),
+    _Rule("a Slack token", ("xox",), re.compile(r"(?<![A-Za-z0-9_-])xox[bpar]-[A-Za-z0-9-]{10,255}"), values.has_digit),
     _Rule(
         "a Slack webhook URL",
         ("hooks.slack.com",),
@@ -255,7 +149,7 @@ _RULES: tuple[_Rule, ...] = (
         "an OpenAI API key",
         ("sk-",),
         re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,255}(?![A-Za-z0-9_-])"),
-        _mixed_case_and_digit,
+        values.mixed_case_and_digit,
     ),
     _Rule(
         "a Google API key",
@@ -273,7 +167,7 @@ _RULES: tuple[_Rule, ...] = (
         "a Hugging Face token",
         ("hf_",),
         re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9])"),
-        _mixed_case,
+        values.mixed_case,
     ),
     _Rule(
         "a Twilio API key",
@@ -302,53 +196,53 @@ _RULES: tuple[_Rule, ...] = (
             r"(?i:authorization)[\"']?[ \t]{0,10}[:=][ \t]{0,10}[\"']?(?i:bearer|basic|token)[ \t]{1,10}"
             r"[A-Za-z0-9._~+/=-]{16,4096}"
         ),
-        _has_digit,
+        values.has_digit,
     ),
     _Rule(
         "a database URL with a password",
         ("://",),
         re.compile(r"(?<![A-Za-z0-9+.-])(?i:" + _DB_SCHEMES + r")(?:\+[A-Za-z0-9]{1,20})?" + _URL_USERINFO),
-        _url_password,
+        values.url_password,
     ),
     _Rule(
         "a URL with a password",
         ("://",),
         re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}" + _URL_USERINFO),
-        _url_password,
+        values.url_password,
     ),
     _Rule(
         "a password assignment",
         ("pass", "pwd"),
         _assignment(r"password|passwd|pwd"),
-        _literal_value,
+        values.literal_value,
         _near_assignment(r"password|passwd|pwd"),
     ),
     _Rule(
         "an API key assignment",
         ("api",),
         _assignment(r"api[_.-]?key"),
-        _literal_value,
+        values.literal_value,
         _near_assignment(r"api[_.-]?key"),
     ),
     _Rule(
         "a token assignment",
         ("token",),
         _assignment(r"(?:access|auth|refresh)[_.-]?token"),
-        _literal_value,
+        values.literal_value,
         _near_assignment(r"(?:access|auth|refresh)[_.-]?token"),
     ),
     _Rule(
         "a secret assignment",
         ("secret", "private"),
         _assignment(r"secret|private[_.-]?key"),
-        _literal_value,
+        values.literal_value,
         _near_assignment(r"secret|private[_.-]?key"),
     ),
     _Rule(
         "a password assignment",
         ("密码", "口令", "密钥", "私钥"),
         re.compile(r"(?:密码|口令|密钥|私钥)[ \t]{0,4}[:：=][ \t]{0,4}(?P<value>[!-~]{6,128})"),
-        lambda match: _looks_like_password(match.group("value")),
+        lambda match: values.looks_like_password(match.group("value")),
     ),
 )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from reme_mcp.index.schema import FILE_RECORD
 from reme_mcp.index.semantic.models import language_means
-from reme_mcp.index.semantic.vectors import ChunkKey
+from reme_mcp.index.semantic.vector_format import ChunkKey
 
 
 @dataclass

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import logging
 import os
-import re
 import threading
 import time
 import weakref
@@ -34,8 +32,9 @@ from reme_mcp.index.semantic.chunk_texts import FileTexts, file_texts, tokens_ab
 from reme_mcp.index.semantic.models import centring, hub_models, windows
 from reme_mcp.index.semantic.models.e5_embedder import DIM
 from reme_mcp.index.semantic.models.embedders import TextEmbedder, model_key, open_embedder
-from reme_mcp.index.semantic.models.runtime import VECTORS_VERSION, EmbedderUnavailable
+from reme_mcp.index.semantic.models.runtime import VECTORS_VERSION, EmbedderUnavailable, give_back_memory
 from reme_mcp.index.semantic.models.trust import E5_TRUST, Trust
+from reme_mcp.index.semantic.vector_format import sweep_other_versions
 from reme_mcp.index.semantic.vectors import Near, Rows, VectorStore, text_digest
 from reme_mcp.index.store import IndexStore
 from reme_mcp.storage import locks
@@ -228,7 +227,7 @@ class SemanticStage:
         if worker.dim != self.vectors.dim:  # a hub model of another size than the bundled one
             self.vectors = VectorStore(self._folder, self.vectors.model, worker.dim)
         self.vectors.load()
-        _sweep_other_versions(self._folder, self._key)
+        sweep_other_versions(self._folder, self._key)
         self._query_model, self._text_model = query_model, text_model
         self._loaded.set()
         elsewhere = False  # another process is embedding this workspace
@@ -337,7 +336,7 @@ class SemanticStage:
             ):
                 said = read.windows[first : first + len(vectors)]
                 known[digest] = Rows(vectors, shares, windows.offsets(text, said))
-            _give_back_memory()
+            give_back_memory()
         for item, ds in zip(batch, digests, strict=True):
             self.vectors.put(item.path, item.content_hash, item.chunks, [known[d] for d in ds], ds)
 
@@ -390,29 +389,3 @@ def _stop_all() -> None:
 def _hash(record: FileRecord) -> str:
     """What a file's vectors are keyed by: its content as the index recorded it."""
     return record.content_hash or record.stamp
-
-
-def _sweep_other_versions(folder: Path, key: str) -> None:
-    """Removes this model's vectors and means of an earlier VECTORS_VERSION: a new version
-    embeds everything afresh, and the old files would otherwise stay beside it for good.
-    Other models' files (a hub model, switched back to later) are kept."""
-    for kind, where in (("vectors", folder), ("means", folder.parent)):
-        with contextlib.suppress(OSError):
-            for path in where.glob(f"{kind}-*"):
-                stem = path.name.split(".", 1)[0]
-                named, _, version = stem.rpartition("-")
-                if named == f"{kind}-{key}" and _VERSION.fullmatch(version) and version != VECTORS_VERSION:
-                    path.unlink(missing_ok=True)
-
-
-_VERSION = re.compile(r"c\d+")
-
-
-def _give_back_memory() -> None:
-    """Hands the heap a call of the model freed back to the system. glibc keeps the large
-    blocks that several threads freed, and a heap fragmented by one call grows on the next:
-    without this, 30 calls of 128 texts ended 90-100 MB higher than with it, and the peak
-    during them was 45 MB higher; the call takes 2-3 ms, against about 600 ms for the
-    model's call (docs/semantic.md). glibc only: elsewhere there is no such call."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)

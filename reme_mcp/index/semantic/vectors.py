@@ -21,8 +21,6 @@ the files.
 from __future__ import annotations
 
 import contextlib
-import errno
-import hashlib
 import json
 import logging
 import os
@@ -31,7 +29,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,78 +36,24 @@ from numpy.typing import NDArray
 from reme_mcp.errors import SaidOnce
 from reme_mcp.index.semantic.models import centring
 from reme_mcp.index.semantic.models.runtime import Vectors
+from reme_mcp.index.semantic.vector_format import (
+    ROW_DESCRIPTION,
+    ChunkKey,
+    FileVectors,
+    Near,
+    Rows,
+    describe,
+    joined,
+    of_this_model,
+    parse_stored,
+    room_for,
+    stacked,
+    text_digest,
+)
+
+__all__ = ["ChunkKey", "FileVectors", "Near", "Rows", "VectorStore", "text_digest"]
 
 log = logging.getLogger("reme_mcp.index")
-
-FORMAT = 4
-# The fewest bytes a chunk's line of the description takes (its id, line, date, digest, shares):
-# the room a save needs is counted from below, so it never refuses a save that would fit.
-ROW_DESCRIPTION = 64
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkKey:
-    """What a search needs of a chunk before it reads the index: where it is, and its date."""
-
-    chunk_id: str
-    path: str
-    start_line: int
-    date: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rows:
-    """What the model read of one chunk: a unit vector a window (models/windows.py: a long text is read
-    as several), each window's share of CJK letters (centring.per_question), and where in the
-    chunk's text each window starts."""
-
-    vectors: Vectors
-    shares: Vectors
-    at: list[int]
-
-
-class Near(NamedTuple):
-    """A chunk near a question: its cosine similarity, and where its best window starts."""
-
-    key: ChunkKey
-    similarity: float
-    at: int
-
-
-@dataclass(slots=True)
-class FileVectors:
-    """One file's chunks and what the model read of them, its rows as one block: a large
-    workspace's matrix is stacked from a block a file, not from a thousand small ones."""
-
-    content_hash: str
-    chunks: list[ChunkKey]
-    digests: list[str]  # per chunk, text_digest() of what the model read
-    vectors: Vectors  # every chunk's rows, in order (a view of the store's matrix once stacked)
-    shares: Vectors  # per row
-    at: list[int]  # per row
-    counts: list[int]  # rows a chunk
-
-    @classmethod
-    def of(
-        cls, content_hash: str, chunks: list[ChunkKey], rows: list[Rows], digests: list[str], dim: int
-    ) -> FileVectors:
-        return cls(
-            content_hash,
-            chunks,
-            digests,
-            _stacked([r.vectors for r in rows], dim),
-            _joined([r.shares for r in rows]),
-            [a for r in rows for a in r.at],
-            [len(r.vectors) for r in rows],
-        )
-
-    def rows(self) -> list[Rows]:
-        """Per chunk, its rows (views of the file's block)."""
-        out, row = [], 0
-        for n in self.counts:
-            out.append(Rows(self.vectors[row : row + n], self.shares[row : row + n], self.at[row : row + n]))
-            row += n
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,15 +71,6 @@ def _end(held: _Matrix, chunk: int, rows: int) -> int:
     return int(held.starts[chunk + 1]) if chunk + 1 < len(held.starts) else rows
 
 
-def _stacked(blocks: list[Vectors], dim: int) -> Vectors:
-    return np.vstack(blocks).astype(np.float32, copy=False) if blocks else np.zeros((0, dim), dtype=np.float32)
-
-
-def _joined(parts: list[Vectors]) -> Vectors:
-    """Per-row values (each row's share of CJK letters) of several parts, in order, as float32."""
-    return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.zeros(0, np.float32)
-
-
 def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
     """What a search reads of `files`, whose rows `matrix` holds in their order."""
     counts = np.fromiter((n for f in files for n in f.counts), dtype=np.int64)
@@ -146,7 +80,7 @@ def _indexed(files: Sequence[FileVectors], matrix: Vectors) -> _Matrix:
         (np.cumsum(counts) - counts).astype(np.int64),
         keys,
         {key.chunk_id: place for place, key in enumerate(keys)},
-        _joined([f.shares for f in files]),
+        joined([f.shares for f in files]),
         [at for f in files for at in f.at],
     )
 
@@ -159,11 +93,6 @@ def _held_in(files: Sequence[FileVectors], matrix: Vectors) -> None:
     for f in files:
         f.vectors = matrix[row : row + len(f.vectors)]
         row += len(f.vectors)
-
-
-def text_digest(text: str) -> str:
-    """A short, stable name for a text the model embedded: equal texts, equal vectors."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 class VectorStore:
@@ -256,7 +185,7 @@ class VectorStore:
         """The matrix of what is held now, stacked anew after a change (the lock held)."""
         if self._matrix is None:
             files = list(self._files.values())
-            matrix = _stacked([f.vectors for f in files], self.dim)
+            matrix = stacked([f.vectors for f in files], self.dim)
             _held_in(files, matrix)
             self._matrix = _indexed(files, matrix)
         return self._matrix
@@ -274,7 +203,7 @@ class VectorStore:
         now (`doctor`: what another process would load); empty when nothing of this model is saved."""
         try:
             meta = json.loads(self._meta.read_text(encoding="utf-8"))
-            if not _of_this_model(meta, self.model, self.dim):
+            if not of_this_model(meta, self.model, self.dim):
                 return {}
             return {str(entry["path"]): str(entry["hash"]) for entry in meta["files"]}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -308,7 +237,7 @@ class VectorStore:
         if named != self._unnamed.name and not (isinstance(named, str) and self._generation.fullmatch(named)):
             raise ValueError("the vector file's description names rows that are not its own")
         stored = np.load(self._folder / named, allow_pickle=False)
-        files, matrix = _parse(meta, stored, self.model, self.dim)
+        files, matrix = parse_stored(meta, stored, self.model, self.dim)
         del stored  # float16 on disk; the float32 copy is the one kept
         with self._lock:
             self._files, self._matrix, self._seen = files, _indexed(list(files.values()), matrix), seen
@@ -330,26 +259,15 @@ class VectorStore:
             held = self._current()  # its rows are those files' rows, in their order
             self._unsaved = False
         try:
-            _room_for(self._folder, held.matrix.shape[0] * (held.matrix.shape[1] * 2 + ROW_DESCRIPTION))
+            room_for(self._folder, held.matrix.shape[0] * (held.matrix.shape[1] * 2 + ROW_DESCRIPTION))
         except OSError as exc:
             with self._lock:
                 self._unsaved = True
             self._unwritable.failed(exc)
             return
-        entries = [
-            {
-                "path": p,
-                "hash": f.content_hash,
-                "chunks": [
-                    [c.chunk_id, c.start_line, c.date, d, [round(float(x), 3) for x in r.shares], r.at]
-                    for c, d, r in zip(f.chunks, f.digests, f.rows(), strict=True)
-                ],
-            }
-            for p, f in files.items()
-        ]
         matrix = held.matrix.astype(np.float16)
         rows = self._folder / f"{self._meta.stem}.{os.urandom(6).hex()}.npy"
-        meta = {"format": FORMAT, "model": self.model, "dim": self.dim, "rows": rows.name, "files": entries}
+        meta = describe(files, self.model, self.dim, rows.name)
         # One name for the rows in the making: a save cut short leaves one file, the next replaces it.
         tmp_npy, tmp_meta = self._unnamed.with_suffix(".npy.tmp"), self._meta.with_suffix(".json.tmp")
         try:
@@ -373,57 +291,3 @@ class VectorStore:
             for old in [self._unnamed, *self._folder.glob(f"{self._meta.stem}.*.npy")]:
                 if old != rows and (old == self._unnamed or self._generation.fullmatch(old.name)):
                     old.unlink(missing_ok=True)
-
-
-def _room_for(folder: Path, need: int) -> None:
-    """The error a save would meet, raised before it builds and writes anything: a read-only
-    folder, or less free space than the save takes. A refused save is tried again every second,
-    and building one costs as much as writing it (100k chunks: 180 MB of rows with the default model)."""
-    found = os.statvfs(folder)
-    if found.f_flag & os.ST_RDONLY:
-        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(folder))
-    if found.f_bavail * found.f_frsize < need:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
-
-
-def _of_this_model(meta: Any, model: str, dim: int) -> bool:
-    """Whether a stored description is of this format, model and size (else nothing of it is used)."""
-    return bool(meta.get("format") == FORMAT and meta.get("model") == model and meta.get("dim") == dim)
-
-
-def _parse(meta: Any, stored: Any, model: str, dim: int) -> tuple[dict[str, FileVectors], Vectors]:
-    """The files of a stored pair, checked against each other and this model, and the matrix of
-    their rows in order (each file's rows are views of it)."""
-    if not _of_this_model(meta, model, dim):
-        return {}, _stacked([], dim)
-    if not isinstance(stored, np.ndarray) or stored.ndim != 2 or stored.shape[1] != dim:
-        raise ValueError("the vector file does not match its description")
-    matrix = stored.astype(np.float32)
-    files: dict[str, FileVectors] = {}
-    row = 0
-    for entry in meta["files"]:
-        path = str(entry["path"])
-        if path in files:
-            raise ValueError("the vector file's description names a file twice")
-        chunks: list[ChunkKey] = []
-        shares_all: list[float] = []
-        at_all: list[int] = []
-        counts: list[int] = []
-        digests: list[str] = []
-        first = row
-        for chunk_id, start_line, day, digest, shares, at in entry["chunks"]:
-            if not isinstance(shares, list) or not shares or not isinstance(at, list) or len(at) != len(shares):
-                raise ValueError("a chunk of the vector file's description has no rows")
-            if row + len(shares) > len(matrix):
-                raise ValueError("the vector file is shorter than its description")
-            chunks.append(ChunkKey(str(chunk_id), path, int(start_line), str(day)))
-            shares_all.extend(float(x) for x in shares)
-            at_all.extend(int(a) for a in at)
-            counts.append(len(shares))
-            digests.append(str(digest))
-            row += len(shares)
-        shares_of = np.array(shares_all, np.float32)
-        files[path] = FileVectors(str(entry["hash"]), chunks, digests, matrix[first:row], shares_of, at_all, counts)
-    if row != len(matrix):
-        raise ValueError("the vector file is longer than its description")
-    return files, matrix

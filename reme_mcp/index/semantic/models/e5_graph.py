@@ -78,104 +78,121 @@ def _built(source: E5File, feed: Feed) -> bytes:
 def _graph(source: E5File, outlying: list[NDArray[np.int64]] | None) -> Any:
     """The encoder; with `outlying` None, in float where the channels are to be found, each
     layer's feed-forward activations given as outputs after the hidden states."""
-    from onnx import TensorProto, helper
+    return _Encoder(source, outlying).model()
 
-    shape = source.shape
-    h, heads, ff = shape.hidden, shape.heads, shape.ffn
-    head_dim = h // heads
-    g = onnx_graph.Builder()
-    nodes, const, node = g.nodes, g.const, g.node
 
-    def float_product(x: str, name: str, w: NDArray[np.float32]) -> str:
+class _Encoder:
+    """The encoder's graph, built one part at a time: products, attention, feed-forward, norms."""
+
+    def __init__(self, source: E5File, outlying: list[NDArray[np.int64]] | None) -> None:
+        self.source, self.outlying = source, outlying
+        self.shape = source.shape
+        self.h = self.shape.hidden
+        self.g = onnx_graph.Builder()
+        self.inners: list[str] = []  # each layer's feed-forward activations, shown when calibrating
+
+    def float_product(self, x: str, name: str, w: NDArray[np.float32]) -> str:
         """x @ W.T, W [out, in], in float."""
-        return node("MatMul", [x, const(name, np.ascontiguousarray(w.T, dtype=np.float32))])
+        return self.g.node("MatMul", [x, self.g.const(name, np.ascontiguousarray(w.T, dtype=np.float32))])
 
-    def product(x: str, name: str, w: NDArray[np.float32], b: NDArray[np.float32]) -> str:
+    def product(self, x: str, name: str, w: NDArray[np.float32], b: NDArray[np.float32]) -> str:
         """x @ W.T + b, W [out, in]: 8-bit weights a column, the activations quantized per call."""
-        return g.product(x, name, w.T, b)
+        return self.g.product(x, name, w.T, b)
 
-    def linear(x: str, name: str, rows: int, cols: int) -> str:
-        return product(x, name, source.matrix(f"{name}.w", rows, cols), source.floats(f"{name}.b", (rows,)))
+    def linear(self, x: str, name: str, rows: int, cols: int) -> str:
+        return self.product(
+            x, name, self.source.matrix(f"{name}.w", rows, cols), self.source.floats(f"{name}.b", (rows,))
+        )
 
-    def query_key_value(x: str, p: str) -> list[str]:
+    def query_key_value(self, x: str, p: str) -> list[str]:
         """The attention's three products of one input, quantized once for the three (a
         twentieth more chunks a second than each product quantizing it again)."""
+        from onnx import helper
+
+        g, h = self.g, self.h
         xq, x_scale, x_zero = (f"{p}.x{part}" for part in ("q", "s", "z"))
-        nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [xq, x_scale, x_zero]))
+        g.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [xq, x_scale, x_zero]))
         out = []
         for part in "qkv":
             name = f"{p}.{part}"
-            q, s = g.eight_bits(name, source.matrix(f"{name}.w", h, h).T)
-            b = const(f"{name}.b", source.floats(f"{name}.b", (h,)))
-            out.append(node("MatMulIntegerToFloat", [xq, q, x_scale, s, x_zero, "", b], domain="com.microsoft"))
+            q, s = g.eight_bits(name, self.source.matrix(f"{name}.w", h, h).T)
+            b = g.const(f"{name}.b", self.source.floats(f"{name}.b", (h,)))
+            out.append(g.node("MatMulIntegerToFloat", [xq, q, x_scale, s, x_zero, "", b], domain="com.microsoft"))
         return out
 
-    def feed_forward(x: str, p: str, apart: NDArray[np.int64] | None) -> str:
+    def feed_forward(self, x: str, p: str, apart: NDArray[np.int64] | None) -> str:
         """GELU(x @ W1.T + b1) @ W2.T + b2. The inner channels `apart` are computed in float
         on their own, and are zero in the 8-bit products (GELU(0) = 0): their values would
         otherwise set the scale all the others are quantized to. With `apart` None, the
         second product is in float and the inner activations are shown (calibration)."""
+        g, h, ff, source = self.g, self.h, self.shape.ffn, self.source
         w1, b1 = source.matrix(f"{p}.fi.w", ff, h), source.floats(f"{p}.fi.b", (ff,))
         w2, b2 = source.matrix(f"{p}.fo.w", h, ff), source.floats(f"{p}.fo.b", (h,))
         if apart is None:
-            inner = node("Gelu", [product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
-            inners.append(inner)
-            return node("Add", [float_product(inner, f"{p}.fo.f", w2), const(f"{p}.fo.b", b2)])
+            inner = g.node("Gelu", [self.product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
+            self.inners.append(inner)
+            return g.node("Add", [self.float_product(inner, f"{p}.fo.f", w2), g.const(f"{p}.fo.b", b2)])
         w1, b1 = w1.copy(), b1.copy()
         outlying_w1, outlying_b1 = w1[apart].copy(), b1[apart].copy()
         w1[apart], b1[apart] = 0.0, 0.0
-        inner = node("Gelu", [product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
-        few = node("Add", [float_product(x, f"{p}.fi.few", outlying_w1), const(f"{p}.fi.few.b", outlying_b1)])
-        few = float_product(node("Gelu", [few], domain="com.microsoft"), f"{p}.fo.few", w2[:, apart])
-        return node("Add", [product(inner, f"{p}.fo", w2, b2), few])
+        inner = g.node("Gelu", [self.product(x, f"{p}.fi", w1, b1)], domain="com.microsoft")
+        few = g.node("Add", [self.float_product(x, f"{p}.fi.few", outlying_w1), g.const(f"{p}.fi.few.b", outlying_b1)])
+        few = self.float_product(g.node("Gelu", [few], domain="com.microsoft"), f"{p}.fo.few", w2[:, apart])
+        return g.node("Add", [self.product(inner, f"{p}.fo", w2, b2), few])
 
-    def norm(x: str, name: str) -> str:
-        return node(
+    def norm(self, x: str, name: str) -> str:
+        g, h, source = self.g, self.h, self.source
+        return g.node(
             "LayerNormalization",
             [
                 x,
-                const(f"{name}.w", source.floats(f"{name}.w", (h,))),
-                const(f"{name}.b", source.floats(f"{name}.b", (h,))),
+                g.const(f"{name}.w", source.floats(f"{name}.w", (h,))),
+                g.const(f"{name}.b", source.floats(f"{name}.b", (h,))),
             ],
             axis=-1,
-            epsilon=shape.eps,
+            epsilon=self.shape.eps,
         )
 
-    # The mask as what it adds to attention scores: 0 for a token, very negative for padding.
-    mask = node("Unsqueeze", ["mask", const("axes12", np.array([1, 2], dtype=np.int64))])
-    blocked = node(
-        "Mul", [node("Sub", [mask, const("one", np.array(1.0, np.float32))]), const("big", np.array(1e4, np.float32))]
-    )
-    split = const("split", np.array([0, 0, heads, head_dim], dtype=np.int64))
-    merged = const("merged", np.array([0, 0, h], dtype=np.int64))
-    scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
+    def model(self) -> Any:
+        from onnx import TensorProto, helper
 
-    x = norm("embeds", "emb.ln")
-    inners: list[str] = []
-    for layer in range(shape.layers):
-        p = f"l{layer}"
+        g, h, heads = self.g, self.h, self.shape.heads
+        node, const = g.node, g.const
+        head_dim = h // heads
+        # The mask as what it adds to attention scores: 0 for a token, very negative for padding.
+        mask = node("Unsqueeze", ["mask", const("axes12", np.array([1, 2], dtype=np.int64))])
+        blocked = node(
+            "Mul",
+            [node("Sub", [mask, const("one", np.array(1.0, np.float32))]), const("big", np.array(1e4, np.float32))],
+        )
+        split = const("split", np.array([0, 0, heads, head_dim], dtype=np.int64))
+        merged = const("merged", np.array([0, 0, h], dtype=np.int64))
+        scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
 
         def heads_of(y: str, perm: list[int]) -> str:
             return node("Transpose", [node("Reshape", [y, split])], perm=perm)
 
-        queries, keys, values = query_key_value(x, p)
-        q = heads_of(queries, [0, 2, 1, 3])
-        k = heads_of(keys, [0, 2, 3, 1])
-        v = heads_of(values, [0, 2, 1, 3])
-        scores = node("Add", [node("Mul", [node("MatMul", [q, k]), scale]), blocked])
-        context = node("MatMul", [node("Softmax", [scores], axis=-1), v])
-        context = node("Reshape", [node("Transpose", [context], perm=[0, 2, 1, 3]), merged])
-        x = norm(node("Add", [x, linear(context, f"{p}.ao", h, h)]), f"{p}.aln")
-        apart = None if outlying is None else outlying[layer]
-        x = norm(node("Add", [x, feed_forward(x, p, apart)]), f"{p}.oln")
-    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
-    shown = [] if outlying is not None else [helper.make_tensor_value_info(i, TensorProto.FLOAT, None) for i in inners]
-
-    return g.model(
-        "multilingual-e5-small-int8",
-        [
-            helper.make_tensor_value_info("embeds", TensorProto.FLOAT, ["batch", "tokens", h]),
-            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"]),
-        ],
-        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", h]), *shown],
-    )
+        x = self.norm("embeds", "emb.ln")
+        for layer in range(self.shape.layers):
+            p = f"l{layer}"
+            queries, keys, values = self.query_key_value(x, p)
+            q = heads_of(queries, [0, 2, 1, 3])
+            k = heads_of(keys, [0, 2, 3, 1])
+            v = heads_of(values, [0, 2, 1, 3])
+            scores = node("Add", [node("Mul", [node("MatMul", [q, k]), scale]), blocked])
+            context = node("MatMul", [node("Softmax", [scores], axis=-1), v])
+            context = node("Reshape", [node("Transpose", [context], perm=[0, 2, 1, 3]), merged])
+            x = self.norm(node("Add", [x, self.linear(context, f"{p}.ao", h, h)]), f"{p}.aln")
+            apart = None if self.outlying is None else self.outlying[layer]
+            x = self.norm(node("Add", [x, self.feed_forward(x, p, apart)]), f"{p}.oln")
+        g.nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+        calibrating = self.outlying is None
+        shown = [helper.make_tensor_value_info(i, TensorProto.FLOAT, None) for i in self.inners] if calibrating else []
+        return g.model(
+            "multilingual-e5-small-int8",
+            [
+                helper.make_tensor_value_info("embeds", TensorProto.FLOAT, ["batch", "tokens", h]),
+                helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"]),
+            ],
+            [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "tokens", h]), *shown],
+        )

@@ -4,6 +4,8 @@ transformer call, a one-core onnxruntime session, and the error that turns the s
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,3 +93,13 @@ def one_core_session(graph: Path | bytes, disabled_optimizers: Sequence[str] = (
         providers=["CPUExecutionProvider"],
         disabled_optimizers=list(disabled_optimizers),
     )
+
+
+def give_back_memory() -> None:
+    """Hands the heap a call of the model freed back to the system. glibc keeps the large
+    blocks that several threads freed, and a heap fragmented by one call grows on the next:
+    without this, 30 calls of 128 texts ended 90-100 MB higher than with it, and the peak
+    during them was 45 MB higher; the call takes 2-3 ms, against about 600 ms for the
+    model's call (docs/semantic.md). glibc only: elsewhere there is no such call."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
