@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from reme_mcp.faces.tool_calls import WRITES, Date, SessionOf, run_operation, tool, tool_result
+from reme_mcp.ops.intake import NoteRequest
 from reme_mcp.ops.limits import MAX_SUPERSEDES, MAX_TAGS, WriteScope
 from reme_mcp.ops.results import RememberResult
 
@@ -53,15 +54,6 @@ def add_remember_tool(server: MCPServer, session: SessionOf) -> None:
         Never overwrites or deletes anything; the same content or request_id is stored only once, and recalled
         text stored back is recognised as already kept. Pass supersedes when a fact changed.
         Refuses secrets. The note is searchable as soon as this returns."""
-        result = await run_operation(
-            (await session(ctx)).remember,
-            content=content,
-            name=name,
-            description=description,
-            date=date,
-            tags=tags,
-            request_id=request_id,
-            supersedes=supersedes,
-            scope=scope,
-        )
+        request = NoteRequest(content, name, description, date, tags, request_id, supersedes)
+        result = await run_operation((await session(ctx)).remember, request, scope)
         return tool_result(result, result.render())

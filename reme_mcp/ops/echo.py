@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
+from reme_mcp.index.query import query_tokens
 from reme_mcp.index.versions import same_fact
+from reme_mcp.ops.limits import MAX_QUERY_CHARS
+from reme_mcp.ops.results import RememberResult
 from reme_mcp.storage.documents import is_dialog
+
+if TYPE_CHECKING:
+    from reme_mcp.index import MemoryIndex
+    from reme_mcp.ops.intake import NoteInput
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.
 _LEAD_IN = re.compile(
@@ -104,4 +112,37 @@ def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
             and (hit.date or "") > (kept.date or "")
             and same_fact(kept.content, hit.content)
         }
+    )
+
+
+# Notes compared with a remember's content to tell an echo of one.
+ECHO_CANDIDATES = 5
+# The echo's search asks with the content's first words: enough to find the note it copies.
+ECHO_QUERY_WORDS = 32
+
+
+def kept_already(index: MemoryIndex, note: NoteInput) -> RememberResult | None:
+    """The answer for content that adds nothing to a note already kept, else None.
+
+    Asked only for content that carries a recall's wrapping (looks_recalled): plain content
+    is checked for exact copies alone, so a burst of new notes costs no search. A note that
+    supersedes others is a correction, never an echo. The search reads the last commit without
+    waiting for writes still batched (a copy of a note stored a moment ago is caught by the
+    exact check), and only the index's raw ranking.
+    """
+    if note.supersedes or not index.ready():
+        return None
+    tokens = query_tokens(core(note.content)[:MAX_QUERY_CHARS])[:ECHO_QUERY_WORDS]
+    hits, _ = index.search(tokens, ECHO_CANDIDATES)
+    kept = echoed(note.content, hits)
+    if kept is None:
+        return None
+    day = kept.path.split("/")[1] if kept.path.startswith("daily/") else None
+    return RememberResult(
+        path=kept.path,
+        created=False,
+        duplicate_of=kept.path,
+        day_index=f"daily/{day}.md" if day else "",
+        superseded_by=index.superseded_by([kept.path])[kept.path],
+        possibly_outdated_by=newer_versions(kept, hits),
     )

@@ -28,7 +28,23 @@ from reme_mcp.storage.workspace import Workspace
 
 
 @dataclass(frozen=True)
+class NoteRequest:
+    """What a caller asks `remember` to store, as given: built once by a face (or the library's
+    `Memory.remember`) and checked once by `Memory.intake`."""
+
+    content: str
+    name: str | None = None
+    description: str | None = None
+    date: str | None = None
+    tags: list[str] | None = None
+    request_id: str | None = None
+    supersedes: list[str] | None = None
+
+
+@dataclass(frozen=True)
 class NoteInput:
+    """The note `remember` writes: every field checked (check_input), the supersedes resolved."""
+
     content: str
     stem: str
     description: str
@@ -37,6 +53,7 @@ class NoteInput:
     digest: str  # body_hash of the content
     request_hash: str | None  # never the request_id itself: it may be anything the client sends
     supersedes: tuple[str, ...] = ()  # workspace paths of the notes this one replaces, checked by the caller
+    recalled: bool = False  # the content carried a recall's wrapping: checked for echoes (echo.py)
 
     def front_matter(self) -> dict[str, object]:
         """The note's front matter, in ReMe's key order."""

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import Found, MemoryIndex
-from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic.hook import extra_installed
 from reme_mcp.index.semantic.models import hub_models
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
 from reme_mcp.ops import doctor, echo, merged_deletions, refusals, traverse
-from reme_mcp.ops.intake import NoteInput, SecretRefused, check_input, check_supersedes
+from reme_mcp.ops.intake import NoteInput, NoteRequest, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     DIRECTIONS,
@@ -60,10 +59,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("reme_mcp")
 # read holds the whole file in memory: no larger file than the index would take.
 MAX_READ_BYTES = MAX_INDEXED_BYTES
-# Notes compared with a remember's content to tell an echo of one (echo.py).
-ECHO_CANDIDATES = 5
-# The echo's search asks with the content's first words: enough to find the note it copies.
-ECHO_QUERY_WORDS = 32
 
 
 class Memory:
@@ -248,34 +243,38 @@ class Memory:
         they are named in its front matter and never touched. Content that only echoes a note
         already kept (recalled text stored back) is not stored again (echo.py).
         """
-        note = self.intake(content, name, description, date, tags, request_id)
-        note = dataclasses.replace(note, supersedes=check_supersedes(self.ws, supersedes or []))
-        try:
-            return self._remember(note, recalled=echo.looks_recalled(content))
-        except OSError as exc:
-            raise ReMeError(os_error_line(exc, "remember")) from exc
+        return self.keep(self.intake(NoteRequest(content, name, description, date, tags, request_id, supersedes)))
 
-    def intake(
-        self,
-        content: str,
-        name: str | None = None,
-        description: str | None = None,
-        date: str | None = None,
-        tags: list[str] | None = None,
-        request_id: str | None = None,
-    ) -> NoteInput:
-        """The note `remember` would store, checked (one-line ReMeError); a refused secret is
+    def intake(self, request: NoteRequest) -> NoteInput:
+        """The note `remember` would store, checked once (one-line ReMeError); a refused secret is
         counted by kind (refusals.py)."""
-        day = date or self.settings.today().isoformat()
+        day = request.date or self.settings.today().isoformat()
         try:
-            return check_input(content, name, description, day, tags, request_id, self.settings.max_note_chars)
+            note = check_input(
+                request.content,
+                request.name,
+                request.description,
+                day,
+                request.tags,
+                request.request_id,
+                self.settings.max_note_chars,
+            )
         except SecretRefused as exc:
             refusals.record(self.index.directory.parent, exc.kind)
             raise
+        supersedes = check_supersedes(self.ws, request.supersedes or [])
+        return dataclasses.replace(note, supersedes=supersedes, recalled=echo.looks_recalled(request.content))
 
-    def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
+    def keep(self, note: NoteInput) -> RememberResult:
+        """Write a note `intake` checked: searchable before this returns, exactly once."""
+        try:
+            return self._remember(note)
+        except OSError as exc:
+            raise ReMeError(os_error_line(exc, "remember")) from exc
+
+    def _remember(self, note: NoteInput) -> RememberResult:
         # The echo's search runs before the lock: it must not hold up other writers.
-        echoed = self._echo(note) if recalled else None
+        echoed = echo.kept_already(self.index, note) if note.recalled else None
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
@@ -307,32 +306,6 @@ class Memory:
             indexed = self.index.find_body(note.digest)
             found = indexed if indexed and indexed.startswith("daily/") and self.ws.entry(indexed) else None
         return found
-
-    def _echo(self, note: NoteInput) -> RememberResult | None:
-        """The answer for content that adds nothing to a note already kept (echo.py), else None.
-
-        Asked only for content that carries a recall's wrapping (echo.looks_recalled): plain content
-        is checked for exact copies alone, so a burst of new notes costs no search. A note that
-        supersedes others is a correction, never an echo. The search reads the last commit without
-        waiting for writes still batched (a copy of a note stored a moment ago is caught by the
-        exact check), and only the index's raw ranking.
-        """
-        if note.supersedes or not self.index.ready():
-            return None
-        tokens = query_tokens(echo.core(note.content)[:MAX_QUERY_CHARS])[:ECHO_QUERY_WORDS]
-        hits, _ = self.index.search(tokens, ECHO_CANDIDATES)
-        kept = echo.echoed(note.content, hits)
-        if kept is None:
-            return None
-        day = kept.path.split("/")[1] if kept.path.startswith("daily/") else None
-        return RememberResult(
-            path=kept.path,
-            created=False,
-            duplicate_of=kept.path,
-            day_index=f"daily/{day}.md" if day else "",
-            superseded_by=self.index.superseded_by([kept.path])[kept.path],
-            possibly_outdated_by=echo.newer_versions(kept, hits),
-        )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> tuple[str, str | None]:
         """The derived steps after the note, day index and ledger, each caught up later when it cannot be

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from reme_mcp.errors import ReMeError
 from reme_mcp.index import Found, FoundHit, cut_snippets
 from reme_mcp.index.joint_search import find_together
+from reme_mcp.ops.intake import NoteRequest
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
     MAX_QUERY_CHARS,
@@ -191,30 +192,22 @@ class SessionMemory:
         days = sorted(by_day.values(), key=lambda day: day.date, reverse=True)[:limit]
         return DailyListResult(days=days, notice=self.notice)
 
-    def remember(
-        self,
-        content: str,
-        name: str | None = None,
-        description: str | None = None,
-        date: str | None = None,
-        tags: list[str] | None = None,
-        request_id: str | None = None,
-        supersedes: list[str] | None = None,
-        scope: str = "project",
-    ) -> RememberResult:
-        """Into the current project's memory (the personal one when none is known), or the personal one."""
+    def remember(self, request: NoteRequest | str, scope: str = "project") -> RememberResult:
+        """Into the current project's memory (the personal one when none is known), or the personal
+        one. A plain string is the content alone. The note is checked once, before a first write
+        makes the project's folder, so a refused note leaves none."""
+        note_request = NoteRequest(request) if isinstance(request, str) else request
         place = self.placement
         if place is None:
             memory = self.sources()[0][1]
-            return memory.remember(content, name, description, date, tags, request_id, supersedes)
+            return memory.keep(memory.intake(note_request))
         if scope not in WRITE_SCOPES:
             raise ReMeError(f"scope {scope!r} is not where a note can go: use project or personal")
         label, workspace = place.write_target if scope == "project" else (PERSONAL, place.home.personal)
         memory = self.open(workspace)
-        if not workspace.is_dir():  # a first write: checked before the folder is made, so a refused note leaves none
-            memory.intake(content, name, description, date, tags, request_id)
+        note = memory.intake(note_request)
         place.home.prepare(workspace, place.project if label != PERSONAL else None)
-        result = memory.remember(content, name, description, date, tags, request_id, supersedes)
+        result = memory.keep(note)
         notice = self.notice if scope == "project" else None
         return result.model_copy(update={"project": label, "notice": notice})
 
