@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.config import Settings
 from reme_mcp.ops.scoped import ScopedMemory
+from reme_mcp.projects.checkout import Checkouts
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.placement import Placement, candidates, host_fix, place
 
@@ -34,6 +35,7 @@ class Memories:
         self._open: dict[Path, Memory] = {}
         self._lock = threading.Lock()
         self._placements: dict[tuple[tuple[str, ...] | None, str | None], Placement] = {}
+        self.checkouts = Checkouts()  # each served project's git checkout, its listing kept between calls
 
     @property
     def home(self) -> MemoryHome:
@@ -62,7 +64,7 @@ class Memories:
 
     def scoped(self, roots: list[str] | None = None, client: str | None = None) -> ScopedMemory:
         """A session's view: its project and the personal memory, or the one named workspace."""
-        return ScopedMemory(self.of, self.settings.workspace, self.placement(roots, client))
+        return ScopedMemory(self.of, self.settings.workspace, self.placement(roots, client), self.checkouts)
 
     def of(self, workspace: Path) -> Memory:
         with self._lock:
