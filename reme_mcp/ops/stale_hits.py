@@ -16,6 +16,7 @@ from reme_mcp.index.analysis import query_term_set
 from reme_mcp.ops.models import SearchResult
 from reme_mcp.ops.stale_marks import StaleRef
 from reme_mcp.projects.checkout import Checkout, Checkouts
+from reme_mcp.projects.path_refs import path_refs
 from reme_mcp.projects.placement import Placement
 from reme_mcp.projects.stale_refs import NOTHING, RefCheck, check_refs
 from reme_mcp.safety.boundary import escape
@@ -41,10 +42,13 @@ def against_checkout(
     merged: list[Labelled], checkout: Checkout | None, project: str | None, query: str
 ) -> tuple[list[Labelled], list[list[StaleRef]]]:
     """The hits in the order shown, and each one's stale references (in that order)."""
-    if checkout is None or project is None:
+    named = [path_refs(_text(found)) if label == project else () for label, found in merged]
+    snap = checkout.snapshot() if checkout is not None and any(named) else None  # git only when a path is named
+    if checkout is None or snap is None:
         return merged, [[] for _ in merged]
     checked = [
-        _Checked(item, check_refs(_text(item[1]), checkout) if item[0] == project else NOTHING) for item in merged
+        _Checked(item, check_refs(refs, checkout, snap) if refs else NOTHING)
+        for item, refs in zip(merged, named, strict=True)
     ]
     if any(entry.check.all_gone for entry in checked):
         checked = _gone_below_current(checked, query)

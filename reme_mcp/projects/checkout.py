@@ -16,6 +16,7 @@ import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reme_mcp.projects import path_history
 from reme_mcp.projects.path_history import Departure
@@ -63,6 +64,9 @@ class Snapshot:
     folders: frozenset[str]
     submodules: tuple[str, ...]
     by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)  # last part -> tracked paths
+    # What the paths a note names were judged at this state (stale_refs.py), dropped with it: an
+    # untracked file made or removed since is seen at the next index write or HEAD move.
+    judged: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
 
 class Checkout:
@@ -72,7 +76,7 @@ class Checkout:
         self.root = root
         self.git = safe_git(root)
         self._lock = threading.Lock()
-        self._dirs: tuple[Path, Path] | None = None
+        self._dirs: tuple[str, str] | None = None
         self._state: tuple[object, ...] | None = None
         self._snapshot: Snapshot | None = None
         self._history = path_history.History(self.git)
@@ -129,7 +133,7 @@ class Checkout:
             bare, departure, hops = target, later, hops + 1
         return None
 
-    def _git_dirs(self) -> tuple[Path, Path] | None:
+    def _git_dirs(self) -> tuple[str, str] | None:
         try:
             done = self.git.run("rev-parse", "--git-dir", "--git-common-dir", check=False, timeout=LISTING_TIMEOUT)
         except GitError:
@@ -137,7 +141,7 @@ class Checkout:
         lines = done.out.splitlines()
         if done.code != 0 or len(lines) != 2:
             return None
-        return (self.root / lines[0]).resolve(), (self.root / lines[1]).resolve()
+        return str((self.root / lines[0]).resolve()), str((self.root / lines[1]).resolve())
 
     def _listing(self) -> Snapshot | None:
         try:
@@ -204,17 +208,23 @@ def _on_disk(root: Path, parts: list[str]) -> bool | None:
     return True
 
 
-def _state(git_dir: Path, common: Path) -> tuple[object, ...]:
+def _state(git_dir: str, common: str) -> tuple[object, ...]:
     """What changes when HEAD moves, a branch it names moves, or the index is written: HEAD's
-    text and the stats of the branch's ref, packed refs, reftable list and index."""
-    head = _small_text(git_dir / "HEAD")
+    text and the stats of the branch's ref, packed refs, reftable list and index (a few stats:
+    this runs on every search that names a path)."""
+    head = _small_text(os.path.join(git_dir, "HEAD"))
     ref = head[len("ref: ") :].strip() if head and head.startswith("ref: ") else ""
-    ref_file = common / ref if ref.startswith("refs/") and ".." not in ref.split("/") else None
-    watched = (git_dir / "index", common / "packed-refs", common / "reftable" / "tables.list", ref_file)
+    ref_file = os.path.join(common, ref) if ref.startswith("refs/") and ".." not in ref.split("/") else None
+    watched = (
+        os.path.join(git_dir, "index"),
+        os.path.join(common, "packed-refs"),
+        os.path.join(common, "reftable", "tables.list"),
+        ref_file,
+    )
     return (head, *(_stat(path) for path in watched))
 
 
-def _stat(path: Path | None) -> tuple[int, int, int] | None:
+def _stat(path: str | None) -> tuple[int, int, int] | None:
     if path is None:
         return None
     try:
@@ -224,7 +234,7 @@ def _stat(path: Path | None) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def _small_text(path: Path) -> str | None:
+def _small_text(path: str) -> str | None:
     """A regular file's text when it is small (HEAD): never a pipe or device someone left there."""
     try:
         st = os.stat(path)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from reme_mcp.team.git import Git, GitError
 
-HISTORY_TIMEOUT = 5.0
+HISTORY_TIMEOUT = 2.0
 # Paths asked of git at once: one `git log` walks the history for all of them.
 BATCH = 64
 # Renames followed from the named path to where it lives now (a -> b -> c).

@@ -12,6 +12,7 @@ wikilink (a workspace path, not the repository's).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A part of a path: letters of any script, digits and the punctuation file names commonly use.
 _PART = r"[\w@+,=.-]+"
@@ -30,17 +31,21 @@ MAX_REFS = 24
 MAX_PATH_CHARS = 300
 
 
-def path_refs(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def path_refs(text: str) -> tuple[str, ...]:
     """The repository-relative paths `text` names, in order of first mention, without places
-    (`:42`) or a leading `./`; folders keep their trailing slash."""
+    (`:42`) or a leading `./`; folders keep their trailing slash. Kept per text: the same hits
+    come back search after search."""
     found: list[str] = []
+    if "/" not in text and "`" not in text:
+        return ()  # most notes: nothing shaped like a path
     text = _WIKILINK.sub(" ", text)
     for match in _BACKTICKED.finditer(text):
         _add(found, _cleaned(match.group(1).strip(), backticked=True))
     bare = _BACKTICKED.sub(" ", text)
     for match in _BARE.finditer(bare):
         _add(found, _cleaned(match.group(1).rstrip(_TRAILING), backticked=False))
-    return found[:MAX_REFS]
+    return tuple(found[:MAX_REFS])
 
 
 def _add(found: list[str], path: str | None) -> None:

@@ -14,7 +14,6 @@ from typing import Literal
 
 from reme_mcp.projects.checkout import Checkout, Presence, Snapshot
 from reme_mcp.projects.path_history import Departure
-from reme_mcp.projects.path_refs import path_refs
 
 
 @dataclass(frozen=True)
@@ -44,14 +43,23 @@ class RefCheck:
 NOTHING = RefCheck()
 
 
-def check_refs(text: str, checkout: Checkout) -> RefCheck:
-    """The paths `text` names, checked against the checkout now."""
-    refs = path_refs(text)
-    if not refs:
-        return NOTHING  # no path named: git is not asked, the snapshot not taken
-    snap = checkout.snapshot()
-    if snap is None:
-        return NOTHING
+# Judgments kept per snapshot: enough for every note a busy session's searches return.
+MAX_JUDGED = 8192
+
+
+def check_refs(refs: tuple[str, ...], checkout: Checkout, snap: Snapshot) -> RefCheck:
+    """The paths a text names (path_refs), checked against the checkout's snapshot of now."""
+    known = snap.judged.get(refs)
+    if isinstance(known, RefCheck):
+        return known
+    judged = _judge(refs, checkout, snap)
+    if len(snap.judged) >= MAX_JUDGED:
+        snap.judged.clear()
+    snap.judged[refs] = judged
+    return judged
+
+
+def _judge(refs: tuple[str, ...], checkout: Checkout, snap: Snapshot) -> RefCheck:
     present = 0
     absent: list[str] = []
     for ref in refs:
@@ -61,7 +69,7 @@ def check_refs(text: str, checkout: Checkout) -> RefCheck:
         elif seen is Presence.ABSENT:
             absent.append(ref)
     if not absent:
-        return RefCheck((), present)
+        return RefCheck((), present) if present else NOTHING
     left = checkout.departures(absent)
     stale = [found for ref in absent if (found := _stale(ref, left, checkout, snap)) is not None]
     return RefCheck(tuple(stale), present)
