@@ -37,4 +37,4 @@ def test_paths_are_found_with_their_places_taken_off(text: str, paths: list[str]
     ],
 )
 def test_what_only_looks_like_a_path_is_text(text: str) -> None:
-    assert path_refs(text) == []
+    assert path_refs(text) == ()
