@@ -18,7 +18,7 @@ from reme_mcp.ops.stale_marks import StaleRef
 from reme_mcp.projects.checkout import Checkout, Checkouts
 from reme_mcp.projects.path_refs import path_refs
 from reme_mcp.projects.placement import Placement
-from reme_mcp.projects.stale_refs import NOTHING, RefCheck, check_refs
+from reme_mcp.projects.stale_refs import RefCheck, check_refs
 from reme_mcp.safety.boundary import escape
 
 Labelled = tuple[str | None, FoundHit]
@@ -46,10 +46,7 @@ def against_checkout(
     snap = checkout.snapshot() if checkout is not None and any(named) else None  # git only when a path is named
     if checkout is None or snap is None:
         return merged, [[] for _ in merged]
-    checked = [
-        _Checked(item, check_refs(refs, checkout, snap) if refs else NOTHING)
-        for item, refs in zip(merged, named, strict=True)
-    ]
+    checked = [_Checked(item, check) for item, check in zip(merged, check_refs(named, checkout, snap), strict=True)]
     if any(entry.check.all_gone for entry in checked):
         checked = _gone_below_current(checked, query)
     return [entry.item for entry in checked], [_marks(entry.check) for entry in checked]

@@ -47,32 +47,23 @@ NOTHING = RefCheck()
 MAX_JUDGED = 8192
 
 
-def check_refs(refs: tuple[str, ...], checkout: Checkout, snap: Snapshot) -> RefCheck:
-    """The paths a text names (path_refs), checked against the checkout's snapshot of now."""
-    known = snap.judged.get(refs)
-    if isinstance(known, RefCheck):
-        return known
-    judged = _judge(refs, checkout, snap)
-    if len(snap.judged) >= MAX_JUDGED:
-        snap.judged.clear()
-    snap.judged[refs] = judged
-    return judged
-
-
-def _judge(refs: tuple[str, ...], checkout: Checkout, snap: Snapshot) -> RefCheck:
-    present = 0
-    absent: list[str] = []
-    for ref in refs:
-        seen = checkout.presence(snap, ref)
-        if seen is Presence.PRESENT:
-            present += 1
-        elif seen is Presence.ABSENT:
-            absent.append(ref)
-    if not absent:
-        return RefCheck((), present) if present else NOTHING
-    left = checkout.departures(absent)
-    stale = [found for ref in absent if (found := _stale(ref, left, checkout, snap)) is not None]
-    return RefCheck(tuple(stale), present)
+def check_refs(named: list[tuple[str, ...]], checkout: Checkout, snap: Snapshot) -> list[RefCheck]:
+    """Each text's paths (path_refs) checked against the checkout's snapshot of now: the history of
+    all the paths not in the tree asked of git at once, and each judgment kept with the snapshot."""
+    judged = {refs: known for refs in named if isinstance(known := snap.judged.get(refs), RefCheck)}
+    fresh = [refs for refs in dict.fromkeys(named) if refs and refs not in judged]
+    seen = {ref: checkout.presence(snap, ref) for refs in fresh for ref in refs}
+    absent = [ref for ref, presence in seen.items() if presence is Presence.ABSENT]
+    left = checkout.departures(absent) if absent else {}
+    for refs in fresh:
+        present = sum(seen[ref] is Presence.PRESENT for ref in refs)
+        found = [_stale(ref, left, checkout, snap) for ref in refs if seen[ref] is Presence.ABSENT]
+        stale = tuple(ref for ref in found if ref is not None)
+        judged[refs] = RefCheck(stale, present) if stale or present else NOTHING
+        if len(snap.judged) >= MAX_JUDGED:
+            snap.judged.clear()
+        snap.judged[refs] = judged[refs]
+    return [judged[refs] if refs else NOTHING for refs in named]
 
 
 def _stale(ref: str, left: dict[str, Departure], checkout: Checkout, snap: Snapshot) -> StaleRef | None:
