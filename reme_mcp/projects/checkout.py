@@ -14,6 +14,7 @@ import enum
 import os
 import stat
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from reme_mcp.team.git import Git, GitError
 LISTING_TIMEOUT = 3.0
 # A folder with more tracked files than this is too large to hold a listing of in memory.
 MAX_LISTED = 2_000_000
+# A folder git could not tell the git folder of is asked again after this many seconds.
+RETRY_AFTER = 60.0
 _GITLINK = "160000"
 
 
@@ -77,19 +80,24 @@ class Checkout:
         self.git = safe_git(root)
         self._lock = threading.Lock()
         self._dirs: tuple[str, str] | None = None
+        self._dirs_tried = -RETRY_AFTER
         self._state: tuple[object, ...] | None = None
         self._snapshot: Snapshot | None = None
         self._history = path_history.History(self.git)
 
     def snapshot(self) -> Snapshot | None:
-        """The tree now, or None when git cannot list it (not a repository, too slow, too large)."""
+        """The tree now, or None when git cannot list it (not a repository, too slow, too large):
+        a failure is not retried until the state moves (or, for the git folder, for a while)."""
         with self._lock:
             if self._dirs is None:
+                if time.monotonic() - self._dirs_tried < RETRY_AFTER:
+                    return None
+                self._dirs_tried = time.monotonic()
                 self._dirs = self._git_dirs()
                 if self._dirs is None:
                     return None
             state = _state(*self._dirs)
-            if state != self._state or self._snapshot is None:
+            if state != self._state:
                 self._snapshot = self._listing()
                 self._state = state
                 self._history.at(self._snapshot.head if self._snapshot else None)
