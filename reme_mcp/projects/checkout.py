@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import stat
 import threading
 import time
@@ -29,7 +30,9 @@ LISTING_TIMEOUT = 3.0
 MAX_LISTED = 2_000_000
 # A folder git could not tell the git folder of is asked again after this many seconds.
 RETRY_AFTER = 60.0
-_GITLINK = "160000"
+# A gitlink (a submodule) in `git ls-files -z --stage`, anchored at its record's start so a tab or
+# a new line in a path stays in the path.
+_GITLINK = re.compile(r"(?:^|\0)160000 [0-9a-f]{40,64} [0-3]\t([^\0]+)")
 
 
 def safe_git(root: Path) -> Git:
@@ -66,7 +69,6 @@ class Snapshot:
     files: frozenset[str]
     folders: frozenset[str]
     submodules: tuple[str, ...]
-    by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)  # last part -> tracked paths
     # What the paths a note names were judged at this state (stale_refs.py), dropped with it: an
     # untracked file made or removed since is seen at the next index write or HEAD move.
     judged: dict[tuple[str, ...], Any] = field(default_factory=dict)
@@ -114,8 +116,9 @@ class Checkout:
             return Presence.PRESENT if bare in snap.files else Presence.UNKNOWN
         if bare in snap.files or bare in snap.folders:
             return Presence.PRESENT
-        if any(known.endswith("/" + bare) for known in snap.by_name.get(parts[-1], ())):
-            return Presence.PRESENT
+        tail = "/" + bare
+        if any(known.endswith(tail) for known in snap.files) or any(known.endswith(tail) for known in snap.folders):
+            return Presence.PRESENT  # a scan, for the few paths not found at once; judged once per snapshot
         on_disk = _on_disk(self.root, parts)
         if on_disk is None:
             return Presence.UNKNOWN
@@ -154,46 +157,29 @@ class Checkout:
     def _listing(self) -> Snapshot | None:
         try:
             head = self.git.run("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False, timeout=LISTING_TIMEOUT)
-            listed = self.git.run("ls-files", "-z", "--stage", check=False, timeout=LISTING_TIMEOUT)
+            listed = self.git.run("ls-files", "-z", check=False, timeout=LISTING_TIMEOUT)
+            if listed.code != 0:
+                return None
+            files = frozenset(name for name in listed.out.split("\0") if name)
+            submodules: tuple[str, ...] = ()
+            if ".gitmodules" in files:  # only then can an entry be a submodule: its mode says which
+                staged = self.git.run("ls-files", "-z", "--stage", check=False, timeout=LISTING_TIMEOUT)
+                submodules = tuple(_GITLINK.findall(staged.out)) if staged.code == 0 else tuple(files)
         except GitError:
             return None
-        if listed.code != 0:
-            return None
-        return snapshot_of(listed.out, head.out.strip() if head.code == 0 else None)
+        return snapshot_of(files, submodules, head.out.strip() if head.code == 0 else None)
 
 
-def snapshot_of(listing: str, head: str | None) -> Snapshot | None:
-    """A snapshot from `git ls-files -z --stage` (`<mode> <oid> <stage>\\t<path>` records)."""
-    files: set[str] = set()
+def snapshot_of(files: frozenset[str], submodules: tuple[str, ...], head: str | None) -> Snapshot | None:
+    """The snapshot of a listing of tracked files (a listing of 100k files is read in tens of ms)."""
+    if len(files) > MAX_LISTED:
+        return None
     folders: set[str] = set()
-    submodules: list[str] = []
-    by_name: dict[str, list[str]] = {}
-    for record in listing.split("\0"):
-        meta, tab, path = record.partition("\t")
-        if not tab or not path:
-            continue
-        if path in files:
-            continue  # the stages of a conflicted file
-        files.add(path)
-        if len(files) > MAX_LISTED:
-            return None
-        if meta.split(" ", 1)[0] == _GITLINK:
-            submodules.append(path)
-        parts = path.split("/")
-        by_name.setdefault(parts[-1], []).append(path)
-        for end in range(len(parts) - 1, 0, -1):
-            folder = "/".join(parts[:end])
-            if folder in folders:
-                break
-            folders.add(folder)
-            by_name.setdefault(parts[end - 1], []).append(folder)
-    return Snapshot(
-        head,
-        frozenset(files),
-        frozenset(folders),
-        tuple(submodules),
-        {name: tuple(paths) for name, paths in by_name.items()},
-    )
+    for parent in {path.rpartition("/")[0] for path in files}:
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    return Snapshot(head, files, frozenset(folders), submodules)
 
 
 def _on_disk(root: Path, parts: list[str]) -> bool | None:
