@@ -6,7 +6,7 @@ none: a bare word needs a folder and an extension (`src/retry.py`) or a trailing
 (`docs/`); inside backticks a folder path (`src/payments`) or a file name with an extension
 (`Makefile.am`) is enough. Whatever cannot name a file inside the work tree is left as text and
 never looked up: an absolute path, `~/...`, anything with `..` or `.` as a part, a URL, a
-wikilink (a workspace path, not the repository's).
+wikilink or a memory note's own path (`daily/2026-11-28/a.md`: the workspace's, not the repository's).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ _BARE = re.compile(rf"(?<![\w/.:~@$\\-])((?:{_PART}/)+{_PART}/?|(?:{_PART}/)+)")
 _PLACE = re.compile(r"(?::\d+(?:[-:]\d+)?|#L\d+(?:-L?\d+)?)$")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}$")
 _SHAPE = re.compile(rf"{_PART}(?:/{_PART})*/?")
+# The memory workspace's own paths (a note citing another note), not the repository's.
+_WORKSPACE = re.compile(r"(?:daily/\d{4}-\d{2}-\d{2}(?:/|\.md$)|digest/(?:personal|procedure|wiki)/|session/dialog/)")
 # Sentence punctuation a bare path may be followed by.
 _TRAILING = ".,;:!?)]}'\""
 MAX_REFS = 24
@@ -58,8 +60,8 @@ def _cleaned(raw: str, backticked: bool) -> str | None:
     path = _PLACE.sub("", raw)
     while path.startswith("./"):
         path = path[2:]
-    if not path or len(path) > MAX_PATH_CHARS or not _SHAPE.fullmatch(path):
-        return None  # absolute, `~`, a URL, spaces, backslashes: text
+    if not path or len(path) > MAX_PATH_CHARS or not _SHAPE.fullmatch(path) or _WORKSPACE.match(path):
+        return None  # absolute, `~`, a URL, spaces, backslashes, a memory note's path: text
     parts = path.rstrip("/").split("/")
     if any(part in (".", "..") or part.strip(".") == "" for part in parts):
         return None  # `..` leaves the tree; `...` and `.` are prose

@@ -32,6 +32,7 @@ def test_paths_are_found_with_their_places_taken_off(text: str, paths: list[str]
         "The shadow file is /etc/shadow, `/etc/passwd` and `../../etc/shadow` or ../secret/key.pem.",
         "Home files: ~/notes/todo.md, `~/.ssh/id_rsa`, $HOME/bin/tool.sh.",
         "Linked [[daily/2026-11-28/go-backend.md]] and [[digest/wiki/cache.md#L2]].",
+        "As noted (from `daily/2026-11-28/release-freeze.md`, digest/wiki/cache.md and session/dialog/9f.jsonl).",
         "Windows `C:\\Users\\me\\app.py` and `npm run build` and `foo()` and `...`.",
         "Mid-sentence dots... then `a/./b.py` and `src/../x.py`.",
     ],
