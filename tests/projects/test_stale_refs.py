@@ -156,7 +156,7 @@ async def test_renamed_removed_branch_and_rebase_are_reported_and_notes_kept(tmp
         hits, _ = await search(client, "cache built")
         assert hit(hits, cache)["stale_refs"][0]["commit"] == after
 
-    workspace = next((home / "projects").iterdir())
+    workspace = next(folder for folder in (home / "projects").iterdir() if folder.is_dir())
     assert "`src/payments/retry.py:12`" in (workspace / old).read_text()  # nothing in any note changed
 
 
