@@ -15,6 +15,7 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
+from reme_mcp.ops.stale_marks import StaleRef, stale_line
 from reme_mcp.safety.boundary import inside, one_line, quoted_path, shown_path, wrap
 
 __all__ = [
@@ -71,6 +72,10 @@ class SearchHit(_Result):
         default=None,
         description="The project this comes from ('personal': the person's own memory); pass it to read.",
     )
+    stale_refs: list[StaleRef] = Field(
+        default_factory=list,
+        description="Files and folders of the project's git checkout it names that are gone or renamed now.",
+    )
 
 
 class SearchResult(_Result):
@@ -94,7 +99,8 @@ class SearchResult(_Result):
                 f"{i}. {shown_path(hit.path)}#L{hit.start_line}-L{hit.end_line}{_of(hit.project)}{when}{meaning}"
                 f"{_currency(hit)}"
             )
-            block = inside(hit.snippet, label) if label else hit.snippet
+            block = inside(hit.snippet, stale_line(hit.stale_refs)) if hit.stale_refs else hit.snippet
+            block = inside(block, label) if label else block
             # A path that is not plain is workspace text: given exactly, inside the boundary.
             lines.append(block if shown_path(hit.path) == hit.path else inside(block, f"path: {quoted_path(hit.path)}"))
         if self.truncated:

@@ -40,6 +40,8 @@ from reme_mcp.ops.results import (
     TraverseResult,
 )
 from reme_mcp.ops.search_result import search_result
+from reme_mcp.ops.stale_hits import against_checkout, served_checkout, with_stale_refs
+from reme_mcp.projects.checkout import Checkouts
 from reme_mcp.projects.home import PERSONAL
 from reme_mcp.projects.legacy import old_workspaces
 from reme_mcp.projects.placement import Placement
@@ -52,12 +54,20 @@ if TYPE_CHECKING:
 
 class SessionMemory:
     """One session's memory: its project's workspace and the personal one read as one (or the one
-    named `workspace` when `placement` is None); each workspace's `Memory` comes from `open_memory`."""
+    named `workspace` when `placement` is None); each workspace's `Memory` comes from `open_memory`,
+    and `checkouts` gives each project's git checkout its hits are checked against (stale_hits.py)."""
 
-    def __init__(self, open_memory: Callable[[Path], Memory], workspace: Path, placement: Placement | None) -> None:
+    def __init__(
+        self,
+        open_memory: Callable[[Path], Memory],
+        workspace: Path,
+        placement: Placement | None,
+        checkouts: Checkouts | None = None,
+    ) -> None:
         self.open = open_memory
         self.workspace = workspace
         self.placement = placement
+        self.checkouts = checkouts or Checkouts()
         self.notice = placement.notice if placement is not None else None
 
     # ---- which workspaces --------------------------------------------------------------------
@@ -123,10 +133,13 @@ class SessionMemory:
         )
         lists = [(label, found) for (label, _, _), found in zip(live, founds, strict=True)]
         merged = merge_ranked([[(label, hit) for hit in found.hits] for label, found in lists], limit)
+        checkout = served_checkout(self.placement, self.checkouts)
+        merged, stale = against_checkout(merged, checkout, self.placement.name, query[:MAX_QUERY_CHARS])
         # Cut once, over the merged hits: each gets its share of the budget for all of them.
         hits = cut_snippets([hit for _, hit in merged], query[:MAX_QUERY_CHARS], max_chars)
         total = sum(found.total for _, found in lists)
-        return search_result(query, Found(hits, total), [label for label, _ in merged], self.notice)
+        found_all = Found(hits, total)
+        return with_stale_refs(search_result(query, found_all, [label for label, _ in merged], self.notice), stale)
 
     def read(
         self,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.config import Settings
 from reme_mcp.ops.session_memory import SessionMemory
+from reme_mcp.projects.checkout import Checkouts
 from reme_mcp.projects.home import MemoryHome
 from reme_mcp.projects.placement import Placement, candidates, host_fix, place
 
@@ -35,6 +36,7 @@ class WorkspaceMemories:
         self._open: dict[Path, Memory] = {}
         self._lock = threading.Lock()
         self._placements: dict[tuple[tuple[str, ...] | None, str | None], Placement] = {}
+        self.checkouts = Checkouts()  # each served project's git checkout, its listing kept between calls
 
     @property
     def home(self) -> MemoryHome:
@@ -63,7 +65,7 @@ class WorkspaceMemories:
 
     def scoped(self, roots: list[str] | None = None, client: str | None = None) -> SessionMemory:
         """A session's view: its project and the personal memory, or the one named workspace."""
-        return SessionMemory(self.of, self.settings.workspace, self.placement(roots, client))
+        return SessionMemory(self.of, self.settings.workspace, self.placement(roots, client), self.checkouts)
 
     def of(self, workspace: Path) -> Memory:
         with self._lock:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,10 +111,11 @@ _KEPT_GIT_VARS = frozenset(
 class Git:
     """git in one work tree."""
 
-    def __init__(self, root: Path, interactive: bool = True) -> None:
+    def __init__(self, root: Path, interactive: bool = True, env: Mapping[str, str] | None = None) -> None:
+        """`env`: variables set on top of the person's (environment) for every call."""
         self.root = root
         self.interactive = interactive
-        self._env = environment(interactive)
+        self._env = environment(interactive) | dict(env or {})
 
     def run(self, *args: str, check: bool = True, input: bytes | None = None, timeout: float = TIMEOUT) -> Done:
         try:
