@@ -18,7 +18,8 @@ Besides:
 
 1. Whoosh stays behind the index: only modules under `reme_mcp/index/` import `whoosh`.
 2. The faces only translate: from below them they take the operations (`ops`), the configuration,
-   the error type, the package's version and the ingest command group (`ingest.cli`).
+   the error type, the package's version, the ingest command group (`ingest.cli`), and the OS's
+   file lock (`storage.os_lock`, which the plugin's standard-library-only build lock needs).
 3. No import circle anywhere, lazy imports included.
 4. Tests and the package never import `bench/`: a benchmark is run by hand, and a test's
    oracle lives in the tests.
@@ -59,7 +60,7 @@ LAYERS = {
     "errors": 1,
     "": 0,  # the package itself: its version, and the lazily loaded public names
 }
-FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "process", "ingest.cli", "")
+FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "process", "ingest.cli", "storage.os_lock", "")
 
 
 def layer(name: str) -> str:
