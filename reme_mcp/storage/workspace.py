@@ -174,7 +174,7 @@ class Workspace:
             rel = resolved.relative_to(self.root)
         except ValueError as exc:
             raise ReMeError(f"path {raw!r} leads outside the workspace: only paths inside it are served") from exc
-        if rel.parts and rel.parts[0] in PRIVATE_DIRS:
+        if rel.parts and self._is_private(rel.parts[0]):
             raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds derived state, not memory")
         if rel.parts and _nested_memory(str(self.root / rel.parts[0])):
             raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds other memory: serve that folder itself")
@@ -196,12 +196,25 @@ class Workspace:
                 f"{rel} cannot be resolved ({exc.__class__.__name__}): fix the folders on its path"
             ) from exc
         inside = resolved_parent.relative_to(self.root).parts if resolved_parent.is_relative_to(self.root) else None
-        if inside is None or (inside and inside[0] in PRIVATE_DIRS):
+        if inside is None or (inside and self._is_private(inside[0])):
             raise ReMeError(
                 f"{PurePosixPath(rel).parent} is a link that leads outside the workspace: "
                 "reme-mcp writes only inside it; replace the link by a folder"
             )
         return target
+
+    def _is_private(self, top: str) -> bool:
+        """Whether a top-level name is a private folder: also a case twin of one, where the file
+        system folds case (macOS, Windows) and so makes it the same folder."""
+        if top in PRIVATE_DIRS:
+            return True
+        folded = top.casefold()
+        if folded not in PRIVATE_DIRS:
+            return False
+        try:
+            return os.path.samefile(self.root / top, self.root / folded)
+        except OSError:
+            return False  # either is missing: no private folder there to reach
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -290,7 +303,7 @@ class Workspace:
     def entry(self, rel: str) -> FileEntry | None:
         """The walk's entry for one workspace-relative path, if the walk would yield it."""
         parts = rel.split("/")
-        if not rel or any(not p or p[0] == "." for p in parts) or parts[0] in PRIVATE_DIRS:
+        if not rel or any(not p or p[0] == "." for p in parts) or self._is_private(parts[0]):
             return None
         if len(parts) > 1 and _nested_memory(os.path.join(self.root, parts[0])):
             return None
