@@ -278,6 +278,12 @@ class DayIndex:
                     log.warning("reme-mcp: day index of %s not refreshed: %s", day, exc)
         return refreshed
 
+    def sweep(self) -> int:
+        """Remove the temp files dead writers left in daily/ and the days' folders; returns how many."""
+        daily = self.ws.root / "daily"
+        folders = [daily, *(Path(self._notes.folder(day)) for day in self.days())]
+        return sum(self.ws.remove_stale_temp_files(f) for f in folders if f.is_dir() and not f.is_symlink())
+
     def catch_up(self) -> int:
         """Refresh the day indexes a process that died before its batch left behind, and those whose
         day's folder changed after them; returns how many.

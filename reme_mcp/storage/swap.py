@@ -20,12 +20,12 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reme_mcp.storage import temp_files
 from reme_mcp.storage.files import fsync_dir, open_regular, read_regular, rename_exchange
 
 MARK = "user.reme-mcp.swapped"
@@ -79,10 +79,10 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
     (or appeared, when `seen` had none).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{secrets.token_hex(6)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
+    with temp_files.writing(path) as temp:
+        tmp = temp.path
+        assert temp.fd is not None
+        with os.fdopen(temp.fd, "wb", closefd=False) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -90,7 +90,9 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
             ours = Snapshot(data, _stamp(os.fstat(fh.fileno())), ours=True)
         if _current_stamp(path) != seen.stamp:
             raise Changed
+        temp.hold_instead(path)  # the copy the exchange takes out is no dead writer's: no sweep may remove it
         if rename_exchange(tmp, path):
+            temp.holds_temp()
             if not _writers_gone(tmp) and (settle or seen.hot):
                 _settle(tmp, shown_as)
             taken = read_regular(tmp, shown_as)
@@ -108,9 +110,6 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
             # No atomic exchange here (not Linux, or the file system cannot): read just before a plain rename.
             taken = read_regular(path, shown_as)
             os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     fsync_dir(path.parent)
     return taken, ours
 

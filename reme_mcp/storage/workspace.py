@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.storage import locks
+from reme_mcp.storage import locks, temp_files
 from reme_mcp.storage.files import write_whole
 from reme_mcp.storage.locks import LOCK_TIMEOUT
 from reme_mcp.storage.text import nameable, require_unicode
@@ -37,7 +37,6 @@ TEXT_SUFFIXES = frozenset(
 MAX_INDEXED_BYTES = 8 * 1024 * 1024
 MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
-_TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 log = logging.getLogger("reme_mcp.storage")
 _told: set[str] = set()  # the names not UTF-8 already said, once a process
@@ -331,18 +330,9 @@ class Workspace:
         """Write a whole file or nothing (storage.files.write_whole has the options)."""
         return write_whole(target, data, exclusive=exclusive, durable=durable)
 
-    def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
-        """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
-        removed = 0
-        now = time.time()
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(folder):
-                if _TEMP_RE.match(entry.name):
-                    with contextlib.suppress(OSError):
-                        if now - entry.stat().st_mtime > older_than:
-                            os.unlink(entry.path)
-                            removed += 1
-        return removed
+    def remove_stale_temp_files(self, folder: Path) -> int:
+        """Temp files left by a writer that died mid-write (SIGKILL, power loss): storage.temp_files."""
+        return temp_files.sweep(folder)
 
     # ---- locks ---------------------------------------------------------------------------------
 
