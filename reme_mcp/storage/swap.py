@@ -33,6 +33,9 @@ MARK = "user.reme-mcp.swapped"
 HOT_SECONDS = 5.0
 SETTLE_SECONDS = 0.05
 SETTLE_AT_MOST = 1.0
+# How long a save into the copy a swap took out may take: on a machine whose cores are all busy,
+# a person's editor can wait over a second between truncating the file and writing it again.
+HELD_AT_MOST = HOT_SECONDS
 
 
 class Changed(Exception):
@@ -93,10 +96,15 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
         temp.hold_instead(path)  # the copy the exchange takes out is no dead writer's: no sweep may remove it
         if rename_exchange(tmp, path):
             temp.holds_temp()
-            if not _writers_gone(tmp) and (settle or seen.hot):
+            gone = _writers_gone(tmp, HELD_AT_MOST)
+            if gone is None and (settle or seen.hot):
                 _settle(tmp, shown_as)
+            before = _current_stamp(tmp)
             taken = read_regular(tmp, shown_as)
-            if taken != seen.data and _current_stamp(path) == ours.stamp and rename_exchange(tmp, path):
+            # Still being written (a save slowed down by a busy machine): what was read may be half
+            # of it, and the rest would go into a file about to be removed.
+            writing = _current_stamp(tmp) != before
+            if (taken != seen.data or writing) and _current_stamp(path) == ours.stamp and rename_exchange(tmp, path):
                 # Saved by someone after the snapshot: theirs goes straight back, so that nobody reads
                 # our text built on the older version, and the caller merges theirs.
                 raise Changed
@@ -114,26 +122,27 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
     return taken, ours
 
 
-def _writers_gone(path: Path) -> bool:
-    """Wait until nobody holds `path` open for writing; False when that cannot be known here."""
+def _writers_gone(path: Path, at_most: float = SETTLE_AT_MOST) -> bool | None:
+    """Wait until nobody holds `path` open for writing: True once so, False when someone still
+    does after `at_most` seconds (then they are not saving), None when that cannot be known here."""
     try:
         import fcntl
     except ImportError:  # Windows
-        return False
+        return None
     setlease = getattr(fcntl, "F_SETLEASE", None)
     if setlease is None or not hasattr(signal, "SIGIO") or signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
-        return False
+        return None
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        deadline = time.monotonic() + SETTLE_AT_MOST
+        deadline = time.monotonic() + at_most
         while True:
             try:
                 fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
             except OSError as exc:
                 if exc.errno != errno.EAGAIN:
-                    return False  # no leases on this file system, or not our file
+                    return None  # no leases on this file system, or not our file
                 if time.monotonic() > deadline:
-                    return True  # a writer that holds it this long is not saving: compare what is there
+                    return False
                 time.sleep(0.005)
                 continue
             fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
