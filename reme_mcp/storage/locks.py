@@ -33,10 +33,10 @@ def take(path: Path, deadline: float, busy: Callable[[], ReMeError], prepare: Ca
     error raised once `deadline` (monotonic) has passed.
     """
     while True:
-        prepare()
         try:
+            prepare()
             fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
-        except FileNotFoundError:  # the parent was removed between preparing it and opening in it
+        except FileNotFoundError:  # a folder on the way removed while preparing it, or after
             if time.monotonic() >= deadline:
                 raise
             continue

@@ -58,7 +58,10 @@ async def _serve_until_gone(ws: Path, *temps: Path) -> None:
             await anyio.sleep(0.1)  # the warm-up sweeps beside the first answers
 
 
-async def test_a_killed_writers_temp_files_go_at_the_next_start_and_a_live_writers_stay(tmp_path: Path) -> None:
+@pytest.mark.parametrize("load", ["quiet", "busy"], indirect=True)
+async def test_a_killed_writers_temp_files_go_at_the_next_start_and_a_live_writers_stay(
+    tmp_path: Path, load: str
+) -> None:
     ws = tmp_path / "ws"
     (ws / "daily" / DAY).mkdir(parents=True)
     alive, alive_temp = _writer(ws / "daily" / DAY / "slow.md")
