@@ -51,7 +51,11 @@ class Temp:
         self.fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
         with _LIVE_GUARD:
             _LIVE.add(str(self.path))
-        os_lock.try_lock(self.fd)  # a new file: nobody else holds it
+        try:
+            os_lock.try_lock(self.fd)  # a new file: nobody else holds it
+        except BaseException:
+            self.close()
+            raise
 
     def before_rename(self) -> None:
         """Let go of the file where the OS cannot rename one that is open."""
