@@ -17,7 +17,8 @@ Besides:
 
 1. Whoosh stays behind the index: only modules under `reme_mcp/index/` import `whoosh`.
 2. The faces only translate: from below them they take the operations (`ops`), the configuration,
-   the error type and the package's version (and the model fetch, a person's download).
+   the error type and the package's version; besides, the model fetch (a person's download) and the
+   OS's file lock (`storage.os_lock`, which the plugin's standard-library-only build lock needs).
 3. No import circle anywhere, lazy imports included.
 4. Tests and the package never import `bench/`: a benchmark is run by hand, and a test's
    oracle lives in the tests.
@@ -62,8 +63,18 @@ LAYERS = {
     "_version": 0,  # the version, a leaf every layer may read
 }
 # A person's `reme-mcp model fetch` downloads files into the models folder: no memory operation, so
-# the command reaches the fetch beside the models it fetches.
-FACE_MAY_IMPORT_BELOW = ("ops", "config", "errors", "process", "_version", "index.semantic.models.fetch", "")
+# the command reaches the fetch beside the models it fetches. The plugin's build lock is standard
+# library only, so it takes the OS's file lock directly.
+FACE_MAY_IMPORT_BELOW = (
+    "ops",
+    "config",
+    "errors",
+    "process",
+    "_version",
+    "index.semantic.models.fetch",
+    "storage.os_lock",
+    "",
+)
 
 
 def layer(name: str) -> str:

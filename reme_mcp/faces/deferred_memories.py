@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 # The longest the warm-up and the ingest wait for tools/list before they start anyway.
 WARM_UP_DELAY = 1.0
+# A query that opens the index and finds nothing.
+WARM_UP_QUERY = "reme-mcp-opens-its-index"
 FOLLOW_DELAY = 3.0
 
 
@@ -49,6 +51,16 @@ class DeferredMemories:
     def session(self, roots: list[str] | None = None, client: str | None = None) -> SessionMemory:
         """The view of a session whose client gave these roots (None: it declares none)."""
         return self.memories().scoped(roots, client)
+
+    def open_index(self) -> None:
+        """Open and check each searched workspace's index, and build what a first answer needs (the
+        query's reader, the result models), so the first search only searches."""
+        from reme_mcp.ops.results import SearchHit, SearchResult
+
+        for _, memory in self.session().sources():
+            memory.search(WARM_UP_QUERY, limit=1)
+        SearchHit.model_rebuild()
+        SearchResult.model_rebuild()
 
     def warm_up(self, after: threading.Event | None = None, at_most: float = WARM_UP_DELAY) -> None:
         """Import the index, open it and sync it in the background, so the first search is fast.

@@ -28,6 +28,7 @@ from whoosh import index as whoosh_index
 
 from reme_mcp.index.bulk_writer import BulkWriter
 from reme_mcp.index.schema import FILE_RECORD, build_schema, file_documents
+from reme_mcp.index.whoosh_private import unlocked_writer
 from reme_mcp.storage import child_process
 from reme_mcp.storage.workspace import FileEntry, Workspace
 
@@ -245,7 +246,7 @@ def build_index(
             paths = shares[0] if shares else []
             segments, chunks = _build_share(ws.root, paths, directory, 0, segment_postings, on_file)
         # One commit lists every segment (through Whoosh's documented custom merge hook).
-        writer = ix.writer()
+        writer = unlocked_writer(ix)  # a folder private to this build: no one to lock out
         writer.commit(mergetype=lambda _writer, current: [*current, *segments])
     finally:
         ix.close()

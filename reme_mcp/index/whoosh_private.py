@@ -226,6 +226,13 @@ def write_term_postings(fieldwriter: Any, postings: array[int], fmt: Any, length
             postwriter._maxlength = max(block_lengths)
 
 
+def unlocked_writer(ix: Any, **options: Any) -> Any:
+    """Whoosh's writer without Whoosh's own lock file: every writer of ours already holds the
+    index lock (storage.locks, which works on every OS), and Whoosh picks its lock by `os.name`,
+    importing `fcntl` wherever that is not Windows, so a process without it could not write."""
+    return ix.writer(_lk=False, **options)
+
+
 def abandon(writer: Any) -> None:
     """Cancel a writer whose commit failed: never raises, and never keeps the index's write lock.
 

@@ -32,13 +32,10 @@ from reme_mcp.index.home import clear_unusable, ensure_folder
 from reme_mcp.index.schema import FILE_RECORD, FileRecord, file_documents, file_record
 from reme_mcp.index.segments import merge_small
 from reme_mcp.index.store import BuildReason, IndexStore
-from reme_mcp.index.whoosh_private import abandon
+from reme_mcp.index.whoosh_private import abandon, unlocked_writer
 from reme_mcp.storage.workspace import Workspace
 
 log = logging.getLogger("reme_mcp.index")
-
-WRITE_LOCK_TIMEOUT = 60.0  # seconds a writer waits for Whoosh's own write lock
-WHOOSH_LOCK = "MAIN_WRITELOCK"  # Whoosh's lock file in the index folder
 
 
 class IndexWriter:
@@ -210,11 +207,8 @@ class IndexWriter:
         self.store.committed(writer.generation, written)
 
     def _whoosh_writer(self, ix: Any) -> Any:
-        """Whoosh's writer, its lock file first made usable: under the index lock no one else holds
-        Whoosh's, so anything but a regular file in its place (a folder, a link) is derived state gone
-        wrong, and is removed rather than failing every commit from now on."""
-        clear_unusable(self.store.directory / WHOOSH_LOCK, want_folder=False)
-        return ix.writer(timeout=WRITE_LOCK_TIMEOUT, compound=False)
+        """Whoosh's writer, under the index lock this process holds (so not Whoosh's own)."""
+        return unlocked_writer(ix, compound=False)
 
     def restamp(self, stamps: dict[str, str]) -> None:
         """Give these files' records a new change stamp, keeping everything else they hold.

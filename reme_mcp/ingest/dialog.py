@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from reme_mcp.ingest.model import SessionBatch, Turn
+from reme_mcp.storage.file_names import legal_name
 from reme_mcp.storage.text import json_escaped
 from reme_mcp.storage.workspace import Workspace
 
@@ -26,7 +27,7 @@ def dialog_name(session_id: str, origin: str) -> str:
     """A safe, collision-free file name: the native id (cleaned, bounded) and a hash of the origin."""
     stem = _UNSAFE.sub("-", session_id).strip(".-")[:80] or "session"
     digest = hashlib.sha256(f"{origin}\n{session_id}".encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{stem}-{digest}.jsonl"
+    return legal_name(f"{stem}-{digest}.jsonl", "session")
 
 
 def message_line(turn: Turn, batch: SessionBatch, source: str) -> str:

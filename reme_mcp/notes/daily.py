@@ -23,6 +23,7 @@ from reme_mcp.notes.day_index import DayIndexFile
 from reme_mcp.notes.day_notes import REQUEST_KEY, DayNotes, NoteInfo, day_index_line, fold_name
 from reme_mcp.storage.batching import CommitBatcher
 from reme_mcp.storage.documents import BLOCK_END, BLOCK_START, body_hash
+from reme_mcp.storage.file_names import FORBIDDEN_CHARS, is_device_name, legal_name
 from reme_mcp.storage.files import open_regular
 from reme_mcp.storage.workspace import DATE_RE, Workspace
 
@@ -30,12 +31,6 @@ __all__ = ["BLOCK_END", "BLOCK_START", "REQUEST_KEY", "DayIndex", "NoteInfo", "d
 
 log = logging.getLogger("reme_mcp.notes.daily")
 
-_FORBIDDEN_CHARS = set('<>:"/\\|?*')
-# Windows reserves these with any digit it reads as one, superscripts included, and COM0/LPT0.
-_DEVICE_NAMES = frozenset(
-    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
-    | {f"{port}{d}" for port in ("COM", "LPT") for d in "0123456789\u00b9\u00b2\u00b3"}
-)
 # Characters that break the day index's [[link]] or Markdown around it.
 _LINK_BREAKING = ("#", "[", "]", "^")
 MAX_NAME_CHARS = 80
@@ -72,7 +67,7 @@ def check_note_name(name: str) -> str:
         problem = "it is . or .."
     elif name != name.strip():
         problem = "it starts or ends with white space"
-    elif any(ch in _FORBIDDEN_CHARS or unicodedata.category(ch) == "Cc" for ch in name):
+    elif any(ch in FORBIDDEN_CHARS or unicodedata.category(ch) == "Cc" for ch in name):
         problem = 'it contains one of < > : " / \\ | ? * or a control character'
     elif any(unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Co", "Cs", "Cn") for ch in name):
         problem = (
@@ -82,7 +77,7 @@ def check_note_name(name: str) -> str:
         problem = "it contains # [ ] or ^, which break the day index's [[link]]"
     elif name.endswith("."):
         problem = "it ends with a dot"
-    elif name.split(".")[0].rstrip().upper() in _DEVICE_NAMES:
+    elif is_device_name(name):
         problem = "it is a Windows device name"
     elif name.startswith("."):
         problem = "it starts with a dot (hidden files are not notes)"
@@ -111,9 +106,7 @@ def derive_name(content: str) -> str:
     name = name.strip("-.") or "note"
     while len(name.encode("utf-8")) > MAX_NAME_BYTES:
         name = name[:-1]
-    if name.split(".")[0].upper() in _DEVICE_NAMES:
-        name = f"{name}-note"
-    return name
+    return legal_name(name, "note")
 
 
 def derive_description(content: str, limit: int = 120) -> str:
@@ -284,6 +277,12 @@ class DayIndex:
                 except (OSError, ReMeError) as exc:  # the mark stays: the next warm-up tries again
                     log.warning("reme-mcp: day index of %s not refreshed: %s", day, exc)
         return refreshed
+
+    def sweep(self) -> int:
+        """Remove the temp files dead writers left in daily/ and the days' folders; returns how many."""
+        daily = self.ws.root / "daily"
+        folders = [daily, *(Path(self._notes.folder(day)) for day in self.days())]
+        return sum(self.ws.remove_stale_temp_files(f) for f in folders if f.is_dir() and not f.is_symlink())
 
     def catch_up(self) -> int:
         """Refresh the day indexes a process that died before its batch left behind, and those whose

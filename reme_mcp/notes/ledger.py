@@ -81,7 +81,7 @@ class Ledger:
         return path if body_hash("\n".join(text.split("\n")[body_start:])) == digest else None
 
     def sweep(self) -> int:
-        """Remove the temp files of writers killed mid-record (older than a minute); returns how many."""
+        """Remove the temp files of writers killed mid-record (storage.temp_files); returns how many."""
         folders = [self.ws.state_dir / kind for kind in ("requests", "bodies")]
         return sum(self.ws.remove_stale_temp_files(folder) for folder in folders if not folder.is_symlink())
 

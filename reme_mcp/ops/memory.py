@@ -322,6 +322,7 @@ class Memory:
         if self.ws.root.is_dir():
             self.index.sync(force=True)
             self.ledger.sweep()
+            self.days.sweep()
             with contextlib.suppress(OSError, ReMeError):  # a read-only workspace: a remember says why
                 self.days.catch_up()
         if self.index.semantic is not None:

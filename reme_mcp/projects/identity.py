@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from reme_mcp.storage.file_names import legal_name
 from reme_mcp.team.git import Git, GitError
 
 # A folder's repository is asked for its first commit with a deadline: a huge or broken
@@ -78,7 +79,8 @@ def find_project(folder: Path, home: Path | None = None) -> Project | None:
 def readable_name(text: str) -> str:
     """A folder-name-safe, lower-case form of a repository's name (at most 40 characters)."""
     name = _UNSAFE_NAME.sub("-", text.lower()).strip(".-_")[:40].strip(".-_")
-    return name or "project"
+    # The folder is `<name>-<id>`: `con.x` would make `con.x-<id>`, a Windows device name.
+    return legal_name(name, "project")[:40].strip(".-_") if name else "project"
 
 
 def normalise_remote(url: str) -> str:

@@ -9,12 +9,12 @@ import ctypes
 import errno
 import functools
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from reme_mcp.errors import ReMeError
+from reme_mcp.storage import temp_files
 
 
 def open_regular(path: Path, shown_as: str) -> BinaryIO:
@@ -81,33 +81,42 @@ def fsync_dir(folder: Path) -> None:
 
 def write_whole(target: Path, data: str | bytes, *, exclusive: bool = False, durable: bool = True) -> os.stat_result:
     """Write a whole file or nothing (text as UTF-8, as written): a temp file of its own in the
-    same folder, then a rename.
+    same folder (storage.temp_files), then a rename.
 
     The temp name is random, never the process id: two threads of one server writing the same
     file at once (a tool call and ingest creating a project's workspace) must not share one.
     With `exclusive`, an existing file is never replaced: FileExistsError instead. Without
     `durable` (derived state that can be rebuilt), no fsync: still whole or nothing if the
     process dies, but a power cut may lose it. Returns the written file's stat.
+
+    A folder removed meanwhile (a person or a cleaner deleting derived state) is made again and
+    the write started over, a few times, before the error is let through.
     """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    for _ in range(_ATTEMPTS - 1):
+        with contextlib.suppress(FileNotFoundError):
+            return _write_once(target, payload, exclusive, durable)
+    return _write_once(target, payload, exclusive, durable)
+
+
+_ATTEMPTS = 5
+
+
+def _write_once(target: Path, payload: bytes, exclusive: bool, durable: bool) -> os.stat_result:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{secrets.token_hex(6)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    with temp_files.writing(target) as tmp:
+        assert tmp.fd is not None
+        with os.fdopen(tmp.fd, "wb", closefd=False) as fh:
+            fh.write(payload)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
             written = os.fstat(fh.fileno())
+        tmp.before_rename()
         if exclusive:
-            os.link(tmp, target)  # fails if the name was taken meanwhile
-            os.unlink(tmp)
+            os.link(tmp.path, target)  # fails if the name was taken meanwhile
         else:
-            os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            os.replace(tmp.path, target)
     if durable:
         fsync_dir(target.parent)
     return written

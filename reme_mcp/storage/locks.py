@@ -1,6 +1,6 @@
-"""Cross-process locks: an flock on a file that stays in place, checked to be the file at its path.
+"""Cross-process locks: an OS file lock (storage.os_lock) on a file that stays in place, checked to be the file at its path.
 
-The OS releases an flock when its holder dies, so a lock never goes stale. The file is
+The OS releases such a lock when its holder dies, so a lock never goes stale. The file is
 never removed by a holder, but anyone may delete or replace it (a person tidying up, a
 cleaner): a lock won on a file that is no longer the one at the path excludes nobody, so
 it is taken again on the file that is there now. Opening an existing lock file changes
@@ -10,7 +10,6 @@ journal write.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -18,8 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reme_mcp.errors import ReMeError
+from reme_mcp.storage import os_lock
 
 LOCK_TIMEOUT = 120.0
+# Windows has no O_NOFOLLOW (nor symbolic links a user makes without privileges).
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # How often a waiter tries again: a long pause leaves the lock idle between waiters.
 LOCK_POLL = 0.002
 
@@ -31,22 +33,18 @@ def take(path: Path, deadline: float, busy: Callable[[], ReMeError], prepare: Ca
     error raised once `deadline` (monotonic) has passed.
     """
     while True:
-        prepare()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except FileNotFoundError:  # the parent was removed between preparing it and opening in it
+            prepare()
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        except FileNotFoundError:  # a folder on the way removed while preparing it, or after
             if time.monotonic() >= deadline:
                 raise
             continue
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise busy() from None
-                    time.sleep(LOCK_POLL)
+            while not os_lock.try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise busy() from None
+                time.sleep(LOCK_POLL)
             found = _is_at(fd, path)
         except BaseException:
             os.close(fd)
@@ -60,14 +58,13 @@ def try_take(path: Path) -> int | None:
     """Lock the file at `path` (created if missing) if no one holds it: its descriptor (closing it
     releases the lock), or None while another holder has it. OSError when it cannot be opened."""
     for _ in range(3):  # the file replaced between opening and locking it: take the one there now
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not os_lock.try_lock(fd):
+                os.close(fd)
+                return None
             if _is_at(fd, path):
                 return fd
-        except BlockingIOError:
-            os.close(fd)
-            return None
         except BaseException:
             os.close(fd)
             raise

@@ -20,12 +20,12 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reme_mcp.storage import temp_files
 from reme_mcp.storage.files import fsync_dir, open_regular, read_regular, rename_exchange
 
 MARK = "user.reme-mcp.swapped"
@@ -33,6 +33,9 @@ MARK = "user.reme-mcp.swapped"
 HOT_SECONDS = 5.0
 SETTLE_SECONDS = 0.05
 SETTLE_AT_MOST = 1.0
+# How long a save into the copy a swap took out may take: on a machine whose cores are all busy,
+# a person's editor can wait over a second between truncating the file and writing it again.
+HELD_AT_MOST = HOT_SECONDS
 
 
 class Changed(Exception):
@@ -79,10 +82,10 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
     (or appeared, when `seen` had none).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{secrets.token_hex(6)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
+    with temp_files.writing(path) as temp:
+        tmp = temp.path
+        assert temp.fd is not None
+        with os.fdopen(temp.fd, "wb", closefd=False) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -90,11 +93,18 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
             ours = Snapshot(data, _stamp(os.fstat(fh.fileno())), ours=True)
         if _current_stamp(path) != seen.stamp:
             raise Changed
+        temp.hold_instead(path)  # the copy the exchange takes out is no dead writer's: no sweep may remove it
         if rename_exchange(tmp, path):
-            if not _writers_gone(tmp) and (settle or seen.hot):
+            temp.holds_temp()
+            gone = _writers_gone(tmp, HELD_AT_MOST)
+            if gone is None and (settle or seen.hot):
                 _settle(tmp, shown_as)
+            before = _current_stamp(tmp)
             taken = read_regular(tmp, shown_as)
-            if taken != seen.data and _current_stamp(path) == ours.stamp and rename_exchange(tmp, path):
+            # Still being written (a save slowed down by a busy machine): what was read may be half
+            # of it, and the rest would go into a file about to be removed.
+            writing = _current_stamp(tmp) != before
+            if (taken != seen.data or writing) and _current_stamp(path) == ours.stamp and rename_exchange(tmp, path):
                 # Saved by someone after the snapshot: theirs goes straight back, so that nobody reads
                 # our text built on the older version, and the caller merges theirs.
                 raise Changed
@@ -108,33 +118,31 @@ def swap(path: Path, data: bytes, seen: Snapshot, shown_as: str, settle: bool = 
             # No atomic exchange here (not Linux, or the file system cannot): read just before a plain rename.
             taken = read_regular(path, shown_as)
             os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     fsync_dir(path.parent)
     return taken, ours
 
 
-def _writers_gone(path: Path) -> bool:
-    """Wait until nobody holds `path` open for writing; False when that cannot be known here."""
+def _writers_gone(path: Path, at_most: float = SETTLE_AT_MOST) -> bool | None:
+    """Wait until nobody holds `path` open for writing: True once so, False when someone still
+    does after `at_most` seconds (then they are not saving), None when that cannot be known here."""
     try:
         import fcntl
     except ImportError:  # Windows
-        return False
+        return None
     setlease = getattr(fcntl, "F_SETLEASE", None)
     if setlease is None or not hasattr(signal, "SIGIO") or signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
-        return False
+        return None
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        deadline = time.monotonic() + SETTLE_AT_MOST
+        deadline = time.monotonic() + at_most
         while True:
             try:
                 fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
             except OSError as exc:
                 if exc.errno != errno.EAGAIN:
-                    return False  # no leases on this file system, or not our file
+                    return None  # no leases on this file system, or not our file
                 if time.monotonic() > deadline:
-                    return True  # a writer that holds it this long is not saving: compare what is there
+                    return False
                 time.sleep(0.005)
                 continue
             fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.storage import locks
+from reme_mcp.storage import locks, temp_files
 from reme_mcp.storage.files import write_whole
 from reme_mcp.storage.locks import LOCK_TIMEOUT
 from reme_mcp.storage.text import nameable, require_unicode
@@ -37,7 +37,6 @@ TEXT_SUFFIXES = frozenset(
 MAX_INDEXED_BYTES = 8 * 1024 * 1024
 MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
-_TEMP_RE = re.compile(r"^\..+\.tmp-[0-9a-f]+$")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 log = logging.getLogger("reme_mcp.storage")
 _told: set[str] = set()  # the names not UTF-8 already said, once a process
@@ -174,7 +173,7 @@ class Workspace:
             rel = resolved.relative_to(self.root)
         except ValueError as exc:
             raise ReMeError(f"path {raw!r} leads outside the workspace: only paths inside it are served") from exc
-        if rel.parts and rel.parts[0] in PRIVATE_DIRS:
+        if rel.parts and self._is_private(rel.parts[0]):
             raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds derived state, not memory")
         if rel.parts and _nested_memory(str(self.root / rel.parts[0])):
             raise ReMeError(f"path {raw!r} is in {rel.parts[0]}/, which holds other memory: serve that folder itself")
@@ -196,12 +195,25 @@ class Workspace:
                 f"{rel} cannot be resolved ({exc.__class__.__name__}): fix the folders on its path"
             ) from exc
         inside = resolved_parent.relative_to(self.root).parts if resolved_parent.is_relative_to(self.root) else None
-        if inside is None or (inside and inside[0] in PRIVATE_DIRS):
+        if inside is None or (inside and self._is_private(inside[0])):
             raise ReMeError(
                 f"{PurePosixPath(rel).parent} is a link that leads outside the workspace: "
                 "reme-mcp writes only inside it; replace the link by a folder"
             )
         return target
+
+    def _is_private(self, top: str) -> bool:
+        """Whether a top-level name is a private folder: also a case twin of one, where the file
+        system folds case (macOS, Windows) and so makes it the same folder."""
+        if top in PRIVATE_DIRS:
+            return True
+        folded = top.casefold()
+        if folded not in PRIVATE_DIRS:
+            return False
+        try:
+            return os.path.samefile(self.root / top, self.root / folded)
+        except OSError:
+            return False  # either is missing: no private folder there to reach
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -290,7 +302,7 @@ class Workspace:
     def entry(self, rel: str) -> FileEntry | None:
         """The walk's entry for one workspace-relative path, if the walk would yield it."""
         parts = rel.split("/")
-        if not rel or any(not p or p[0] == "." for p in parts) or parts[0] in PRIVATE_DIRS:
+        if not rel or any(not p or p[0] == "." for p in parts) or self._is_private(parts[0]):
             return None
         if len(parts) > 1 and _nested_memory(os.path.join(self.root, parts[0])):
             return None
@@ -318,18 +330,9 @@ class Workspace:
         """Write a whole file or nothing (storage.files.write_whole has the options)."""
         return write_whole(target, data, exclusive=exclusive, durable=durable)
 
-    def remove_stale_temp_files(self, folder: Path, older_than: float = 60.0) -> int:
-        """Temp files left by a writer that died mid-write (SIGKILL, power loss)."""
-        removed = 0
-        now = time.time()
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(folder):
-                if _TEMP_RE.match(entry.name):
-                    with contextlib.suppress(OSError):
-                        if now - entry.stat().st_mtime > older_than:
-                            os.unlink(entry.path)
-                            removed += 1
-        return removed
+    def remove_stale_temp_files(self, folder: Path) -> int:
+        """Temp files left by a writer that died mid-write (SIGKILL, power loss): storage.temp_files."""
+        return temp_files.sweep(folder)
 
     # ---- locks ---------------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def vet(entries: list[tuple[str, str]], where: str) -> None:
             raise Refused(f"{where} brings a symbolic link {path}: refused (links could lead outside the workspace)")
         if mode == _SUBMODULE:
             raise Refused(f"{where} brings a submodule {path}: refused (a workspace holds files only)")
-        if top in PRIVATE_DIRS:
+        if top.casefold() in PRIVATE_DIRS:  # on macOS and Windows, METADATA/ is metadata/
             raise Refused(f"{where} brings {path}: refused ({top}/ is derived state, never shared)")
         if _TEMP.match(path.rsplit("/", 1)[-1]):
             raise Refused(f"{where} brings {path}: refused (a writer's temp file, never shared)")

@@ -1,13 +1,17 @@
-"""A wheel built from this checkout installs into a fresh environment and serves MCP over stdio.
+"""The sdist and wheel built from this checkout as a release builds them (`python -m build`: the
+wheel from the sdist), checked by `twine check`, and the wheel installed into a fresh environment,
+where it serves MCP over stdio and remembers across processes.
 
-This is what `uvx reme-mcp` does for a user: build (or download) the wheel, install it with
-its declared dependencies into an empty virtual environment, run the `reme-mcp` script.
-It catches what the editable install hides: a module left out of the wheel, a dependency
-missing from pyproject.toml, a broken console-script entry point.
+This is what `uv tool install` / `pipx install` do for a user: build (or download) the wheel,
+install it with its declared dependencies into an empty virtual environment, run the `reme-mcp`
+script. It catches what the editable install hides: a file left out of the sdist or the wheel,
+a dependency missing from pyproject.toml, a broken console-script entry point, metadata PyPI
+would refuse.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import venv
@@ -18,6 +22,8 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"search", "read", "traverse", "daily_list", "remember"}
@@ -35,12 +41,32 @@ def _pip(python: Path, *args: str, cwd: Path | None = None) -> None:
     assert done.returncode == 0, f"pip {args[0]} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
+def _run(*argv: str) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, f"{' '.join(argv[:3])} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder holding the sdist and the wheel `python -m build` makes of this checkout."""
+    wheels = tmp_path_factory.mktemp("wheel") / "dist"
+    _run(sys.executable, "-m", "build", "--outdir", str(wheels), str(ROOT))
+    return wheels
+
+
+def test_sdist_and_wheel_pass_twine_check(dist: Path) -> None:
+    (sdist,) = dist.glob("reme_mcp-*.tar.gz")
+    (wheel,) = dist.glob("reme_mcp-*.whl")
+    printed = _run(sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel))
+    assert printed.count("PASSED") == 2, printed
+
+
+@pytest.fixture(scope="module")
+def installed(dist: Path) -> Path:
     """The bin directory of a fresh virtual environment with only the wheel and its dependencies."""
-    base = tmp_path_factory.mktemp("wheel")
-    wheels = base / "dist"
-    _pip(Path(sys.executable), "wheel", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
+    base = dist.parent
+    wheels = dist
     (wheel,) = wheels.glob("reme_mcp-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "reme_mcp/faces/server.py" in names and "reme_mcp/faces/client_config.py" in names
@@ -84,6 +110,35 @@ def test_wheel_script_completes_an_mcp_handshake_over_stdio(installed: Path, tmp
     name, tools = anyio.run(handshake)
     assert name == "reme-mcp"
     assert tools == TOOLS
+
+
+def test_wheel_remembers_in_one_process_and_finds_it_in_the_next(installed: Path, tmp_path: Path) -> None:
+    """The acceptance: a handshake, `remember` over MCP, then `search` in a new process finds it."""
+    script = _script(installed)
+    workspace = tmp_path / "memory"
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "REME_TIMEZONE": "Asia/Shanghai"}
+    params = StdioServerParameters(command=str(script), args=["--workspace", str(workspace)], env=env)
+
+    async def remember() -> str:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                stored = await session.call_tool("remember", {"content": "这个项目的测试口令是蓝鲸-731"})
+                assert not stored.is_error, stored.content
+                return str((stored.structured_content or {})["path"])
+
+    path = anyio.run(remember)
+    assert (workspace / path).is_file()
+    found = subprocess.run(
+        [str(script), "search", "测试口令", "--workspace", str(workspace)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert "蓝鲸-731" in found.stdout
 
 
 def _script(installed: Path) -> Path:

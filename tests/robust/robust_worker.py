@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from reme_mcp import process
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ops.memory import Memory
@@ -24,6 +25,7 @@ from reme_mcp.ops.memory import Memory
 
 def main(workspace: str, plan_file: str) -> int:
     plan: dict[str, Any] = json.loads(Path(plan_file).read_text(encoding="utf-8"))
+    process.ignore_lease_breaks()  # as `reme-mcp` does: the day index is replaced under a file lease
     memory = Memory(load_settings(workspace=workspace, timezone="UTC"))
     start = plan.get("start_file")
     while start and not Path(start).exists():  # all workers start together

@@ -83,8 +83,10 @@ def person_saves(target: Path, how: str, stop: threading.Event) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["rename", "in place"])
-def test_a_person_saving_the_day_index_during_remembers_loses_nothing(tmp_path: Path, how: str) -> None:
+@pytest.mark.parametrize(
+    ("how", "load"), [("rename", "quiet"), ("in place", "quiet"), ("in place", "busy")], indirect=["load"]
+)
+def test_a_person_saving_the_day_index_during_remembers_loses_nothing(tmp_path: Path, how: str, load: str) -> None:
     ws = tmp_path / "ws"
     (ws / "daily").mkdir(parents=True)
     target = ws / "daily" / f"{DAY}.md"

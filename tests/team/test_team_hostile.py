@@ -120,20 +120,22 @@ def test_a_symbolic_link_out_is_refused_and_nothing_is_checked_out(tmp_path: Pat
     one_line_error(sync(amber), "symbolic link")  # and again, until the remote is fixed
 
 
-def test_derived_state_coming_in_is_refused(tmp_path: Path) -> None:
+# METADATA/ is metadata/ on macOS and Windows, where a teammate's clone folds case.
+@pytest.mark.parametrize("folder", ["metadata", "METADATA"])
+def test_derived_state_coming_in_is_refused(tmp_path: Path, folder: str) -> None:
     remote = bare_remote(tmp_path)
     amber = tmp_path / "amber"
     note(amber, "go", "Go for services.")
     synced(amber, init=str(remote))
     rogue = rogue_clone(tmp_path, remote)
-    record = rogue / "metadata" / "reme-mcp" / "requests" / "x.json"
+    record = rogue / folder / "reme-mcp" / "requests" / "x.json"
     record.parent.mkdir(parents=True)
     record.write_text('{"path": "daily/2026-11-28/go.md"}', encoding="utf-8")
-    git(rogue, "add", "-f", "metadata")
+    git(rogue, "add", "-f", folder)
     git(rogue, "commit", "-qm", "state")
     git(rogue, "push", "-q", "origin", "HEAD:main")
-    one_line_error(sync(amber), "metadata/reme-mcp/requests/x.json", "derived state")
-    assert not (amber / "metadata" / "reme-mcp" / "requests" / "x.json").exists()
+    one_line_error(sync(amber), f"{folder}/reme-mcp/requests/x.json", "derived state")
+    assert not (amber / folder / "reme-mcp" / "requests" / "x.json").exists()
     clean(amber)
 
 

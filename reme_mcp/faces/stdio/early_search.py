@@ -106,7 +106,8 @@ class EarlySearch:
     # ---- the SDK thread ------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Import the memory operations and create the Memory (the early search and every tool need it).
+        """Import the memory operations and create the Memory (the early search and every tool need it),
+        then, unless a call came meanwhile, open and check the index (DeferredMemories.open_index).
 
         Only once the client's first line was answered early: a client the front cannot
         answer (an unrecorded protocol version) waits for the SDK, which then loads at once.
@@ -115,6 +116,8 @@ class EarlySearch:
             return
         with contextlib.suppress(Exception):  # the first real call reports any problem properly
             self.memory.memories()
+            if not self._tried:  # no call yet: open and check the index while the client is busy elsewhere
+                self.memory.open_index()
 
     def wait_for_sdk_turn(self) -> None:
         """Until a request needs the SDK, or the client has been quiet; then no early search starts any more."""

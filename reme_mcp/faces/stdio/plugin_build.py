@@ -8,18 +8,19 @@ a start that finds the lock taken waits for that build instead of running a seco
 beside it (two builds at once take twice the CPU a host's session is waiting on).
 The plain environment and the one with the semantic extra are two folders with a lock
 each, so one may build while the other serves.
-Standard library only, like the front that calls it.
+Standard library only, like the front that calls it (storage.os_lock is too).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+from reme_mcp.storage import os_lock
 
 READY_MARK = ".reme-plugin-ready"
 
@@ -49,12 +50,10 @@ def _build(root: Path, data: str, venv: Path, started: threading.Event, semantic
     except OSError as exc:
         return f"reme-mcp: the plugin's data folder cannot hold its environment ({exc}); check {data}"
     with lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not os_lock.try_lock(lock.fileno()):
             started.set()  # another start's build runs, and goes on without this process
             print(f"reme-mcp: waiting for the build another start of this plugin runs in {venv}", file=sys.stderr)
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            os_lock.lock(lock.fileno())
         if is_ready(venv):
             return None
         if semantic:

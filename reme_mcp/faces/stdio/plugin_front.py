@@ -19,7 +19,7 @@ a tool call. So this process:
   carrying the build's one-line reason, which says what to do.
 
 It runs on any Python from 3.10 with the standard library alone: it imports only the
-package's handshake, wire and plugin_* modules, which import nothing else. When the
+package's handshake, wire and plugin_* modules and storage.os_lock, which import nothing else. When the
 environment asked for is the semantic extra's (the plugin's default), plugin_extra.py
 chooses which environment serves. stdout carries the protocol only; this process's own
 messages are single lines on stderr.
