@@ -408,11 +408,13 @@ class Memory:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
         return doctor.report(self.settings, self.ws, self.index, self.sync_status)
 
-    def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
+    def team_sync(
+        self, dry_run: bool = False, init: str | None = None, interactive: bool = True, allow: tuple[str, ...] = ()
+    ) -> SyncReport:
         """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/gone.py)."""
         from reme_mcp.team.run import Sync
 
-        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init)
+        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init, allow=allow)
         if report.days_behind:  # the batch of day indexes owes them and catches them up in this process
             with self.ws.lock("write"):
                 for day in report.days_behind:

@@ -248,18 +248,20 @@ class ScopedMemory:
             ],
         )
 
-    def team_sync(self, personal: bool = False, dry_run: bool = False, init: str | None = None) -> SyncReport:
+    def team_sync(
+        self, personal: bool = False, dry_run: bool = False, init: str | None = None, allow: tuple[str, ...] = ()
+    ) -> SyncReport:
         """Sync one workspace through its own remote: the project's (the personal one with
         `personal`, or when no project is known); never one workspace's notes to another's remote."""
         place = self.placement
         if place is None:
-            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init)
+            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init, allow=allow)
         if not personal and place.name is None:
             raise ReMeError(f"no project to sync: {self.notice}; or sync the personal memory with --personal")
         label, workspace = (PERSONAL, place.home.personal) if personal else place.write_target
         if init and not dry_run:
             place.home.prepare(workspace, place.project if label != PERSONAL else None)
-        return self.open(workspace).team_sync(dry_run=dry_run, init=init)
+        return self.open(workspace).team_sync(dry_run=dry_run, init=init, allow=allow)
 
     def doctor(self) -> DoctorReport:
         """The doctor's report of the workspace `remember` writes to, with the project it serves."""

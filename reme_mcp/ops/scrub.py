@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.ingest.file_redaction import redacted_file
 from reme_mcp.ingest.keep import redact_findings
 from reme_mcp.notes.daily import REQUEST_KEY
 from reme_mcp.safety.boundary import shown_path
-from reme_mcp.storage.documents import body_hash, is_dialog, is_markdown, split_front_matter
+from reme_mcp.storage.documents import body_hash, is_dialog, split_front_matter
 from reme_mcp.storage.files import read_regular
 from reme_mcp.storage.text import json_escaped
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, file_kind, is_text_file
@@ -158,13 +159,7 @@ def _redacted(path: str, text: str, ours: bool) -> tuple[str, list[tuple[int, st
     """The text with its secrets redacted, and each finding's (file line, kind)."""
     if is_dialog(path) and ours:
         return _redacted_dialog(text)
-    lines = text.split("\n")
-    start = split_front_matter(text)[1] if is_markdown(path) else 0
-    # The front matter and the body apart: a redaction that cannot keep one whole keeps the other.
-    front, front_found = redact_findings("\n".join(lines[:start])) if start else ("", [])
-    body, body_found = redact_findings("\n".join(lines[start:]))
-    found = [(f.line, f.kind) for f in front_found] + [(f.line + start, f.kind) for f in body_found]
-    return (f"{front}\n{body}" if start else body), found
+    return redacted_file(path, text)
 
 
 def _redacted_dialog(text: str) -> tuple[str, list[tuple[int, str]]]:
