@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reme_mcp import process
 from reme_mcp.errors import ReMeError
+from reme_mcp.faces.body_limit import BodyLimitAsJsonRpc
 from reme_mcp.faces.listening import listening_socket
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -95,6 +96,7 @@ def build_app(server: Any, host: str, port: int, token: str | None, extra_hosts:
         transport_security=security_settings(host, port, extra_hosts),
         host=host,
     )
+    app = BodyLimitAsJsonRpc(app, MAX_BODY_BYTES)
     return BearerTokenMiddleware(app, token) if token else app
 
 
