@@ -26,8 +26,8 @@ from reme_mcp.config import (
     parse_duration,
 )
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.command_settings import command_settings
-from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS
+from reme_mcp.faces.command_settings import command_settings, reading_settings
+from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS, check_query
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -56,6 +56,11 @@ def _one_line(doing: str) -> Iterator[None]:
 def _settings(ctx: click.Context, workspace: str | None) -> Settings:
     with _one_line("reading the configuration"):
         return command_settings(ctx, workspace)
+
+
+def _reading(ctx: click.Context, workspace: str | None) -> Settings:
+    with _one_line("reading the configuration"):
+        return reading_settings(ctx, workspace)
 
 
 def _workspace_option(fn: Any) -> Any:
@@ -290,7 +295,8 @@ def search(
     from reme_mcp.ops.memories import Memories
 
     with _one_line("searching"):
-        view = Memories(_settings(ctx, workspace)).scoped()
+        check_query(query)  # before any index is opened or embedded for it
+        view = Memories(_reading(ctx, workspace)).scoped()
         for _, memory in view.sources(scope):
             _embed_first(memory, wait)
         result = view.search(
@@ -340,7 +346,7 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
     from reme_mcp.ops.memories import Memories
 
     _logging()
-    sources = Memories(_settings(ctx, workspace)).scoped().sources()
+    sources = Memories(_reading(ctx, workspace)).scoped().sources()
     for _, memory in sources:
         if len(sources) > 1 and not memory.ws.root.is_dir():
             continue
@@ -364,7 +370,7 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     from reme_mcp.ops.memories import Memories
 
     with _one_line("checking the workspace"):
-        report = Memories(_settings(ctx, workspace)).scoped().doctor()
+        report = Memories(_reading(ctx, workspace)).scoped().doctor()
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 

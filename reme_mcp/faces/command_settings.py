@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from reme_mcp.config import Settings, load_settings
+from reme_mcp.errors import ReMeError
 
 
 def command_settings(ctx: click.Context, workspace: str | None = None) -> Settings:
@@ -20,3 +21,16 @@ def command_settings(ctx: click.Context, workspace: str | None = None) -> Settin
         root.get("personal"),
         root.get("project"),
     )
+
+
+def reading_settings(ctx: click.Context, workspace: str | None = None) -> Settings:
+    """The settings of a command that only reads: a named workspace that does not exist is a
+    mistyped path, said in one line, not an empty memory (nothing is created looking for it).
+    A project's workspace is made by its first `remember`; until then its memory is empty."""
+    settings = command_settings(ctx, workspace)
+    if not settings.per_project and not settings.workspace.is_dir():
+        raise ReMeError(
+            f"no workspace at {settings.workspace}: check the path given with --workspace or $REME_WORKSPACE "
+            "(a server creates it with the first remember)"
+        )
+    return settings

@@ -12,7 +12,7 @@ import click
 
 from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.command_settings import command_settings, reading_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
 
 if TYPE_CHECKING:
@@ -24,7 +24,11 @@ MEMORY_FOLDERS = ("daily", "digest", "session", "resource")
 
 
 def _memory(
-    ctx: click.Context, workspace: str | None, keep_days: str | None = None, where: str | None = None
+    ctx: click.Context,
+    workspace: str | None,
+    keep_days: str | None = None,
+    where: str | None = None,
+    must_exist: bool = True,
 ) -> Memory:
     """The workspace `remember` writes to from here: the named one, else this folder's project's
     (else the personal one), as the other commands resolve it; `where` names a project (as
@@ -32,7 +36,7 @@ def _memory(
     from reme_mcp.ops.memories import Memories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    settings: Settings = command_settings(ctx, workspace)
+    settings: Settings = (reading_settings if must_exist else command_settings)(ctx, workspace)
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
     memories = Memories(settings)
@@ -114,7 +118,7 @@ def forget(
     from reme_mcp.ops.forget import empty_trash as empty_the_trash
 
     try:
-        memory = _memory(ctx, workspace, keep_days, where)
+        memory = _memory(ctx, workspace, keep_days, where, must_exist=not empty_trash)
         if everything:
             if paths or query or since or until or sessions:
                 raise ReMeError("--everything goes alone: it already names every file of the workspace")

@@ -33,6 +33,7 @@ from reme_mcp.ops.limits import (
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
+    check_query,
 )
 from reme_mcp.ops.models import (
     DailyListResult,
@@ -103,7 +104,7 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
-        query = readable(query)  # an argument that is not UTF-8 (text.py)
+        query = check_query(readable(query))  # an argument that is not UTF-8 (text.py)
         where = self.ready_to_find(limit, start_date, end_date, path_prefix, max_chars)
         found = self.index.find(query[:MAX_QUERY_CHARS], limit, *where, max_chars) if where else Found([], 0)
         return search_result(query, found)

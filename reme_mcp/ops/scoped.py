@@ -26,6 +26,7 @@ from reme_mcp.ops.limits import (
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
     WRITE_SCOPES,
+    check_query,
 )
 from reme_mcp.ops.models import (
     DailyListResult,
@@ -103,7 +104,7 @@ class ScopedMemory:
         scope: str = "current",
     ) -> SearchResult:
         """One ranking over the scope's workspaces; each hit names its project."""
-        query = readable(query)  # an argument that is not UTF-8 (storage/text.py)
+        query = check_query(readable(query))  # an argument that is not UTF-8 (storage/text.py)
         sources = self.sources(scope)
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)

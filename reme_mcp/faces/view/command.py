@@ -9,7 +9,7 @@ import click
 
 from reme_mcp import __version__, process
 from reme_mcp.errors import ReMeError
-from reme_mcp.faces.command_settings import command_settings
+from reme_mcp.faces.command_settings import reading_settings
 from reme_mcp.faces.listening import listening_socket
 
 BIND_HOST = "127.0.0.1"
@@ -41,7 +41,7 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
     from reme_mcp.ops.memories import Memories
 
     try:
-        settings = command_settings(ctx, workspace)
+        settings = reading_settings(ctx, workspace)
         # One page per workspace: this folder's project first, the personal memory, every other project.
         view = Memories(settings).scoped()
         ordered = [*view.sources("current"), *view.sources("all")]
