@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 EMBED_WAIT = 60.0
 
 WORKSPACE_HELP = (
-    "Serve this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
+    "Use this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
     "per project plus a personal one; see reme-mcp project)."
 )
 
@@ -81,6 +81,7 @@ _LAZY_COMMANDS = {
     "view": ("reme_mcp.faces.view.command", "view"),
     "forget": ("reme_mcp.faces.forget_command", "forget"),
     "scrub": ("reme_mcp.faces.forget_command", "scrub"),
+    "read": ("reme_mcp.faces.read_command", "read"),
 }
 
 
@@ -292,6 +293,7 @@ def search(
     wait: float,
 ) -> None:
     """Search memory, as the MCP `search` tool does (from this folder's project)."""
+    from reme_mcp.ops.for_people import search_for_people
     from reme_mcp.ops.memories import Memories
 
     with _one_line("searching"):
@@ -308,7 +310,7 @@ def search(
             max_chars=max_chars,
             scope=scope,
         )
-    click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+    click.echo(result.model_dump_json(indent=2) if as_json else search_for_people(result))
 
 
 def _embed_first(memory: Memory, wait: float) -> None:

@@ -14,6 +14,7 @@ from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.faces.command_settings import command_settings, reading_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
+from reme_mcp.ops.wording import counted, person_path
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -131,13 +132,13 @@ def forget(
         selection = Selection(paths=paths, query=query, limit=limit, since=since, until=until, sessions=sessions)
         plan = forget_plan(memory, selection)
         if dry_run or not plan.paths:
-            click.echo(plan.model_dump_json(indent=2) if as_json else plan.render())
+            click.echo(plan.model_dump_json(indent=2) if as_json else plan.render(person_path))
             if dry_run:
                 click.echo("Dry run: nothing was changed.", err=True)
             return
         if not yes and sys.stdin.isatty():
-            click.echo(plan.render(), err=True)  # exactly what goes, before the question
-        if not _consent(f"Forget these {len(plan.paths)} file(s)?", yes):
+            click.echo(plan.render(person_path), err=True)  # exactly what goes, before the question
+        if not _consent(f"Forget {'this file' if len(plan.paths) == 1 else f'these {len(plan.paths):,} files'}?", yes):
             click.echo("Nothing was forgotten.", err=True)
             sys.exit(1)
         result = forget_apply(memory, plan)
@@ -145,7 +146,7 @@ def forget(
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(os_error_line(exc, "forgetting")) from None
-    click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+    click.echo(result.model_dump_json(indent=2) if as_json else result.render(person_path))
 
 
 @click.command()
@@ -173,7 +174,10 @@ def scrub(ctx: click.Context, workspace: str | None, dry_run: bool, yes: bool, a
                 if not yes:  # the findings first, then the question
                     click.echo(report.render(), err=True)
                 files = len(report.hashes)
-                if _consent(f"Redact {len(report.redactable)} finding(s) in {files} file(s) reme-mcp wrote?", yes):
+                if _consent(
+                    f"Redact {counted(len(report.redactable), 'finding')} in {counted(files, 'file')} reme-mcp wrote?",
+                    yes,
+                ):
                     report = scrub_apply(memory, report)
             else:
                 click.echo("no terminal to ask for confirmation: nothing was changed; add --yes to redact", err=True)

@@ -46,6 +46,7 @@ from reme_mcp.ops.models import (
     SearchResult,
     TraverseResult,
 )
+from reme_mcp.ops.references import resolve_reference
 from reme_mcp.ops.search_result import search_result
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
@@ -139,6 +140,7 @@ class Memory:
     ) -> ReadResult:
         """A file, or some of its lines; JSONL dialogs read as one readable message per line."""
         READ_MAX_CHARS.check("max_chars", max_chars)
+        path, start_line, end_line = resolve_reference(path, start_line, end_line, [self.ws])
         rel, text = self.ws.read_text(path, MAX_READ_BYTES)
         window = text_window(text, start_line, end_line, max_chars, dialog=is_dialog(rel), shown_as=rel)
         return ReadResult(

@@ -39,6 +39,7 @@ from reme_mcp.ops.models import (
     SearchResult,
     TraverseResult,
 )
+from reme_mcp.ops.references import resolve_reference
 from reme_mcp.ops.search_result import search_result
 from reme_mcp.projects.home import PERSONAL
 from reme_mcp.projects.legacy import old_workspaces
@@ -137,6 +138,9 @@ class ScopedMemory:
         project: str | None = None,
     ) -> ReadResult:
         """A file of the `project` a search named; without one, this project's, else the personal one."""
+        if project is None:  # (a named project's Memory resolves its own references)
+            holders = [memory.ws for _, memory in self.sources()]
+            path, start_line, end_line = resolve_reference(path, start_line, end_line, holders)
         label, memory = self._holder(path, project)
         result = memory.read(path, start_line, end_line, max_chars)
         if self.placement is None:

@@ -25,7 +25,7 @@ from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.ingest.file_redaction import redacted_file
 from reme_mcp.ingest.keep import redact_findings
 from reme_mcp.notes.daily import REQUEST_KEY
-from reme_mcp.safety.boundary import shown_path
+from reme_mcp.ops.wording import counted, person_path
 from reme_mcp.storage.documents import body_hash, is_dialog, split_front_matter
 from reme_mcp.storage.files import read_regular
 from reme_mcp.storage.text import json_escaped
@@ -60,13 +60,15 @@ class ScrubReport(_Model):
     def render(self) -> str:
         if not self.findings:
             return "No secrets found."
-        lines = [f"{len(self.findings)} finding(s):"]
+        lines = [f"{counted(len(self.findings), 'finding')}:"]
         for f in self.findings:
             whose = "reme-mcp's file: redactable" if f.redactable else "your file: edit it by hand"
-            lines.append(f"  {shown_path(f.path)}:{f.line}: {f.kind} ({whose})")
+            lines.append(f"  {person_path(f.path)}:{f.line}: {f.kind} ({whose})")
         if self.redacted:
-            lines.append(f"Redacted {len(self.redacted)} file(s): {', '.join(map(shown_path, self.redacted))}")
-        lines += [f"  not redacted, changed since the scan: {shown_path(p)}" for p in self.changed_since]
+            lines.append(
+                f"Redacted {counted(len(self.redacted), 'file')}: {', '.join(map(person_path, self.redacted))}"
+            )
+        lines += [f"  not redacted, changed since the scan: {person_path(p)}" for p in self.changed_since]
         return "\n".join(lines)
 
 

@@ -68,7 +68,7 @@ class SyncReport:
             )
         lines.extend(self.secrets)
         if not self.dry_run:
-            lines.append(f"  index: {self.indexed} file(s) caught up")
+            lines.append(f"  index: {self.indexed} {'file' if self.indexed == 1 else 'files'} caught up")
         return "\n".join(lines)
 
 
