@@ -127,7 +127,17 @@ def default_models_home(environ: dict[str, str] | None = None) -> Path:
 
 
 def default_trash_home(environ: dict[str, str] | None = None) -> Path:
-    """REME_TRASH_DIR, else $XDG_CACHE_HOME/reme-mcp/trash, else ~/.cache/reme-mcp/trash."""
+    """REME_TRASH_DIR, else $XDG_DATA_HOME/reme-mcp/trash, else ~/.local/share/reme-mcp/trash.
+
+    A data folder, not the cache: cache cleaners empty the cache, and forgotten files wait in
+    the trash so that a person can still take one back."""
+    return _cache_folder("REME_TRASH_DIR", "trash", environ, "XDG_DATA_HOME", Path(".local", "share"))
+
+
+def former_trash_home(environ: dict[str, str] | None = None) -> Path | None:
+    """Where the trash was kept before it moved out of the cache (None: REME_TRASH_DIR chose one)."""
+    if (os.environ if environ is None else environ).get("REME_TRASH_DIR"):
+        return None
     return _cache_folder("REME_TRASH_DIR", "trash", environ)
 
 
@@ -144,14 +154,20 @@ def resolve_trash_days(value: str | None) -> float:
     return days
 
 
-def _cache_folder(variable: str, name: str, environ: dict[str, str] | None) -> Path:
+def _cache_folder(
+    variable: str,
+    name: str,
+    environ: dict[str, str] | None,
+    xdg: str = "XDG_CACHE_HOME",
+    fallback: Path = Path(".cache"),
+) -> Path:
     env = os.environ if environ is None else environ
     chosen = env.get(variable)
     if chosen:
         return Path(chosen).expanduser().absolute()
-    cache = env.get("XDG_CACHE_HOME")
-    # The XDG spec ignores a relative XDG_CACHE_HOME.
-    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    base_dir = env.get(xdg)
+    # The XDG spec ignores a relative XDG_CACHE_HOME (or XDG_DATA_HOME).
+    base = Path(base_dir) if base_dir and Path(base_dir).is_absolute() else Path.home() / fallback
     return base / "reme-mcp" / name
 
 

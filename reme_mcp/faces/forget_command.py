@@ -127,7 +127,7 @@ def forget(
         if empty_trash:
             if paths or query or since or until or sessions:
                 raise ReMeError("--empty-trash goes alone: empty the trash, then forget in a second command")
-            click.echo(f"Emptied the trash: {empty_the_trash(memory)} forgetting(s) removed for good.")
+            click.echo(f"Emptied the trash: {counted(empty_the_trash(memory), 'forgetting')} removed for good.")
             return
         selection = Selection(paths=paths, query=query, limit=limit, since=since, until=until, sessions=sessions)
         plan = forget_plan(memory, selection)

@@ -85,7 +85,7 @@ def test_dry_run_and_refusal_change_nothing_then_forgetting_leaves_no_trace(tmp_
     assert not (s.ws / paths["dialog"]).exists()
 
     # The trash is emptied on request.
-    assert "1 forgetting(s) removed" in s.ok("forget", "--empty-trash")
+    assert "1 forgetting removed" in s.ok("forget", "--empty-trash")
     assert not trash.exists()
 
 
