@@ -33,7 +33,10 @@ _OS_CAUSES: dict[int, tuple[str, str]] = {
         "a part of the path is a file where a folder belongs",
         "rename that file if it is inside the workspace, else choose another workspace path",
     ),
-    errno.EISDIR: ("a folder is where a file belongs", "move that folder away"),
+    errno.EISDIR: (
+        "a folder is where a file belongs",
+        "rename that folder if it is inside the workspace, else choose another workspace path",
+    ),
     errno.ENAMETOOLONG: ("a file name is too long", "use a shorter name"),
     errno.ELOOP: ("a symbolic link loops or is not followed", "replace the link by a file or folder"),
     errno.EMFILE: ("too many files are open", "close some clients or raise the open-file limit"),

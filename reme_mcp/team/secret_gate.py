@@ -42,6 +42,8 @@ class SecretGate:
         self.ws = ws
         self.git = git
         self._assumed: set[str] = set()  # a dry run's allowances, not recorded
+        # (path, blob) pairs read and found clean in this sync: not read again before the push.
+        self._clean: set[tuple[str, str]] = set()
 
     # ---- the person's allowances -----------------------------------------------------------
 
@@ -97,10 +99,15 @@ class SecretGate:
 
     def _read(self, entries: list[tuple[str, str]]) -> list[Held]:
         allowed = self.allowed()
-        wanted = sorted({(path, sha) for path, sha in entries if path not in allowed})
+        wanted = sorted(
+            {(path, sha) for path, sha in entries if path not in allowed and (path, sha) not in self._clean}
+        )
         found: list[Held] = []
-        for (path, _), data in zip(wanted, self.git.blobs([sha for _, sha in wanted]), strict=True):
-            found += _findings(path, data)
+        for (path, sha), data in zip(wanted, self.git.blobs([sha for _, sha in wanted]), strict=True):
+            held = _findings(path, data)
+            if not held:
+                self._clean.add((path, sha))
+            found += held
         return found
 
 
