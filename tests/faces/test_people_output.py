@@ -135,3 +135,11 @@ def test_the_page_counts_in_the_right_number(tmp_path: Path) -> None:
         name, cookie = answer.headers["set-cookie"].split(";", 1)[0].split("=", 1)
         page = httpx.get(running.base + "/", cookies={name: cookie}, timeout=30).text
     assert "1 note or session on 1 day." in page, page[:2000]
+
+
+def test_a_terminal_is_never_told_anything_by_memory_text(ws: Path) -> None:
+    write(ws, f"daily/{DAY}/bell\x1b[2J.md", "---\nname: bell\n---\nzqtitle \x1b]0;pwned\x07 and \u202eevil\n")
+    done = reme("search", "zqtitle", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\u202e" not in done.stdout
+    assert "bell\\u001b[2J.md" in done.stdout and "zqtitle" in done.stdout
