@@ -15,27 +15,25 @@ from reme_mcp.errors import ReMeError, os_error_line
 
 def listening_socket(host: str, port: int, what: str = "reme-mcp") -> socket.socket:
     """A socket listening on host:port (port 0: any free port), inheritable by uvicorn's workers."""
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ReMeError(
-            f"--host {host}: not an address or a name this machine resolves; give one, e.g. 127.0.0.1"
-        ) from exc
+    # As uvicorn binds: IPv6 for an address with a colon, else IPv4 (so "localhost" is 127.0.0.1).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6 and host in ("::", "[::]"):
+        if family == socket.AF_INET6 and host.strip("[]") == "::":
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         sock.bind((host.strip("[]"), port))
         sock.listen(128)
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:
         sock.close()
         raise ReMeError(_bind_failure(exc, host, port, what)) from exc
     sock.set_inheritable(True)
     return sock
 
 
-def _bind_failure(exc: OSError, host: str, port: int, what: str) -> str:
+def _bind_failure(exc: OSError | UnicodeError, host: str, port: int, what: str) -> str:
+    if isinstance(exc, socket.gaierror | UnicodeError):
+        return f"--host {host} is not an address or a name this machine resolves: give one, e.g. 127.0.0.1"
     if exc.errno == errno.EADDRINUSE:
         return (
             f"port {port} on {host} is already in use (another {what}, perhaps for another project): "
