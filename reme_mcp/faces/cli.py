@@ -372,7 +372,7 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     from reme_mcp.ops.memories import Memories
 
     with _one_line("checking the workspace"):
-        report = Memories(_reading(ctx, workspace)).scoped().doctor()
+        report = Memories(_settings(ctx, workspace)).scoped().doctor()  # says when there is no workspace
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())
 
 

@@ -56,7 +56,9 @@ async def test_a_blank_query_through_the_search_tool_is_one_line(tmp_path: Path)
     assert "the query is blank" in text and "\n" not in text.strip() and "No memory matched" not in text
 
 
-@pytest.mark.parametrize("command", [["search", "deploy"], ["doctor"], ["reindex"], ["scrub"], ["view", "--no-open"]])
+@pytest.mark.parametrize(
+    "command", [["search", "deploy"], ["read", "notes.md"], ["reindex"], ["scrub"], ["view", "--no-open"]]
+)
 def test_a_workspace_that_does_not_exist_is_said_and_nothing_is_made(tmp_path: Path, command: list[str]) -> None:
     missing = tmp_path / "typo" / "ws"
     line = one_error_line(reme(*command, "-w", str(missing)))
@@ -72,3 +74,11 @@ def test_a_workspace_under_a_file_is_refused_at_start_naming_the_fix(tmp_path: P
     assert f"{a_file}, which is a file" in line and "give a path under a folder" in line
     assert "move" not in line and "serving" not in line
     assert a_file.read_text(encoding="utf-8") == "root:x:0:0\n"
+
+
+def test_doctor_reports_a_workspace_that_does_not_exist_and_makes_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "typo" / "ws"
+    done = reme("doctor", "-w", str(missing))
+    assert done.returncode == 0, done.stderr
+    assert f"workspace: {missing}" in done.stdout and "workspace exists: no" in done.stdout
+    assert not (tmp_path / "typo").exists()
