@@ -93,7 +93,7 @@ class Sync:
             if init is not None and not dry_run:
                 self.repo.init(init)
             elif init is not None and not (self.ws.root / ".git").exists():
-                raise GitError(f"dry run: {self.ws.root} is not a git work tree yet; --init {init} would make it one")
+                return self._plan_init(init, allow)
             self.repo.check()
             up = self.repo.upstream()
             with self.ws.lock("sync"):
@@ -149,6 +149,19 @@ class Sync:
             report.went_out = self._diff(base if tip else None, head)
         found = self.gate.worktree(c.path for c in report.committed if c.status != "D")
         report.secrets = describe(found + (self.gate.outgoing(tip, head) if head else []))
+        return report
+
+    def _plan_init(self, url: str, allow: tuple[str, ...]) -> SyncReport:
+        """What `--init URL` would commit from a workspace that is no git work tree yet, and any
+        secret in it; changes nothing (git is not even started)."""
+        if not self.ws.root.is_dir():
+            raise GitError(f"dry run: no workspace at {self.ws.root}; --init {url} would fetch one")
+        report = SyncReport(url, "(its default branch)", dry_run=True)
+        paths = sorted(entry.path for entry in self.ws.walk())
+        report.committed = [Change("A", path) for path in paths]
+        with self.ws.lock("sync"):
+            self.gate.permit(allow, record=False)
+            report.secrets = describe(self.gate.worktree(paths))
         return report
 
     def _fetch(self, up: Upstream) -> str | None:

@@ -35,6 +35,9 @@ def test_sync_init_with_a_key_in_a_persons_note_pushes_nothing(tmp_path: Path) -
     remote = bare_remote(tmp_path)
     ws = make_reme_workspace(tmp_path / "ws")
     plant(ws)
+    plan = synced(ws, "--init", str(remote), "--dry-run")
+    assert f"secret: {NOTE} line 5: an AWS access key id" in plan and AWS not in plan
+    assert not (ws / ".git").exists()  # a dry run makes nothing
     done = sync(ws, "--init", str(remote))
     assert done.returncode != 0
     error = done.stderr.strip()
