@@ -83,6 +83,18 @@ def _folder(flag: str | None, variable: str, default: Path, environ: dict[str, s
     return Path(chosen).expanduser().absolute() if chosen else default
 
 
+def check_possible_folder(path: Path, named: str) -> Path:
+    """`path`, or a one-line ReMeError when it can never be a folder: it, or a folder above it, is a
+    file. Said at start, before a server takes requests, and the fix is the path, not the file."""
+    for part in (path, *path.parents):
+        if part.is_dir():
+            return path
+        if part.exists() or part.is_symlink():
+            what = "is a file" if part == path else f"lies under {part}, which is a file"
+            raise ReMeError(f"{named} {path} cannot be a folder: it {what}; give a path under a folder instead")
+    return path
+
+
 def resolve_workspace(flag: str | None, environ: dict[str, str] | None = None) -> tuple[Path, str | None]:
     """Where the workspace is: the flag, else REME_WORKSPACE, else ./.reme.
 
@@ -115,7 +127,17 @@ def default_models_home(environ: dict[str, str] | None = None) -> Path:
 
 
 def default_trash_home(environ: dict[str, str] | None = None) -> Path:
-    """REME_TRASH_DIR, else $XDG_CACHE_HOME/reme-mcp/trash, else ~/.cache/reme-mcp/trash."""
+    """REME_TRASH_DIR, else $XDG_DATA_HOME/reme-mcp/trash, else ~/.local/share/reme-mcp/trash.
+
+    A data folder, not the cache: cache cleaners empty the cache, and forgotten files wait in
+    the trash so that a person can still take one back."""
+    return _cache_folder("REME_TRASH_DIR", "trash", environ, "XDG_DATA_HOME", Path(".local", "share"))
+
+
+def former_trash_home(environ: dict[str, str] | None = None) -> Path | None:
+    """Where the trash was kept before it moved out of the cache (None: REME_TRASH_DIR chose one)."""
+    if (os.environ if environ is None else environ).get("REME_TRASH_DIR"):
+        return None
     return _cache_folder("REME_TRASH_DIR", "trash", environ)
 
 
@@ -132,14 +154,20 @@ def resolve_trash_days(value: str | None) -> float:
     return days
 
 
-def _cache_folder(variable: str, name: str, environ: dict[str, str] | None) -> Path:
+def _cache_folder(
+    variable: str,
+    name: str,
+    environ: dict[str, str] | None,
+    xdg: str = "XDG_CACHE_HOME",
+    fallback: Path = Path(".cache"),
+) -> Path:
     env = os.environ if environ is None else environ
     chosen = env.get(variable)
     if chosen:
         return Path(chosen).expanduser().absolute()
-    cache = env.get("XDG_CACHE_HOME")
-    # The XDG spec ignores a relative XDG_CACHE_HOME.
-    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    base_dir = env.get(xdg)
+    # The XDG spec ignores a relative XDG_CACHE_HOME (or XDG_DATA_HOME).
+    base = Path(base_dir) if base_dir and Path(base_dir).is_absolute() else Path.home() / fallback
     return base / "reme-mcp" / name
 
 
@@ -234,6 +262,7 @@ def load_settings(
         path, notice = resolve_workspace(workspace)
         if notice:
             print(notice, file=sys.stderr)
+    check_possible_folder(path, "the workspace" if not per_project else "the personal memory (--personal)")
     chosen_project = project or env.get("REME_PROJECT_DIR")
     tz = resolve_timezone(timezone or os.environ.get("REME_TIMEZONE"))
     interval = os.environ.get("REME_SYNC_INTERVAL")
@@ -252,7 +281,9 @@ def load_settings(
         allow_forget=os.environ.get("REME_ALLOW_FORGET", "").strip().lower() in ("1", "true", "yes", "on"),
         trash_days=resolve_trash_days(os.environ.get("REME_TRASH_DAYS")),
         per_project=per_project,
-        projects_root=_folder(projects_root, "REME_PROJECTS_ROOT", home / "projects", env),
+        projects_root=check_possible_folder(
+            _folder(projects_root, "REME_PROJECTS_ROOT", home / "projects", env), "the projects' root (--projects-root)"
+        ),
         personal=personal_path,
         project_dir=Path(chosen_project).expanduser().absolute() if chosen_project else None,
     )

@@ -29,8 +29,14 @@ _OS_CAUSES: dict[int, tuple[str, str]] = {
     errno.EROFS: ("the file system is read-only", "mount it writable, or point reme-mcp at a writable workspace"),
     errno.EACCES: ("permission was denied", "give this user read and write access to the workspace"),
     errno.EPERM: ("the operation is not permitted", "give this user read and write access to the workspace"),
-    errno.ENOTDIR: ("a part of the path is a file where a folder belongs", "move that file away"),
-    errno.EISDIR: ("a folder is where a file belongs", "move that folder away"),
+    errno.ENOTDIR: (
+        "a part of the path is a file where a folder belongs",
+        "rename that file if it is inside the workspace, else choose another workspace path",
+    ),
+    errno.EISDIR: (
+        "a folder is where a file belongs",
+        "rename that folder if it is inside the workspace, else choose another workspace path",
+    ),
     errno.ENAMETOOLONG: ("a file name is too long", "use a shorter name"),
     errno.ELOOP: ("a symbolic link loops or is not followed", "replace the link by a file or folder"),
     errno.EMFILE: ("too many files are open", "close some clients or raise the open-file limit"),

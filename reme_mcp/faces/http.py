@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reme_mcp import process
 from reme_mcp.errors import ReMeError
+from reme_mcp.faces.body_limit import BodyLimitAsJsonRpc
+from reme_mcp.faces.listening import listening_socket
 
 MAX_BODY_BYTES = 1024 * 1024
 # A client gets this long to send a request's headers once connected or between requests.
@@ -93,16 +96,27 @@ def build_app(server: Any, host: str, port: int, token: str | None, extra_hosts:
         transport_security=security_settings(host, port, extra_hosts),
         host=host,
     )
+    app = BodyLimitAsJsonRpc(app, MAX_BODY_BYTES)
     return BearerTokenMiddleware(app, token) if token else app
 
 
-def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+def serve_http(
+    server: Any, host: str, port: int, token: str | None, extra_hosts: list[str], announce: Callable[[], None]
+) -> None:
+    """Serve; `announce` says so once the app is built (the token checked) and the port is bound."""
     import uvicorn
 
-    app = build_app(server, host, port, token, extra_hosts)
+    try:
+        app = build_app(server, host, port, token, extra_hosts)
+        sock = listening_socket(host, port)
+    except ReMeError:
+        server.finish()
+        raise
+    announce()
+    config = uvicorn.Config(app, log_level="warning", http=guarded_protocol())
     with process.sigterm_as_exit():
         try:
-            uvicorn.run(app, host=host, port=port, log_level="warning", http=guarded_protocol())
+            uvicorn.Server(config).run(sockets=[sock])
         finally:
             server.finish()
 

@@ -12,6 +12,7 @@ from reme_mcp.index.semantic.hook import semantic_report, vectors_behind
 from reme_mcp.notes.day_lag import lagging
 from reme_mcp.ops import refusals
 from reme_mcp.ops.results import IN_LINE, DoctorReport, IndexReport
+from reme_mcp.ops.wording import counted
 from reme_mcp.storage.workspace import Workspace, file_kind
 
 if TYPE_CHECKING:
@@ -52,15 +53,15 @@ def _behind(ws: Workspace, state: IndexState, vectors: int, sync: SyncStatus | N
             who = f"process {', '.join(map(str, lag.owed_by))} catches it up as soon as it can write it"
         else:
             who = "the day's next remember, or the next server start, catches it up"
-        out[f"daily/{lag.day}.md"] = f"lists {lag.listed} of the day's {lag.notes} notes; {who}"
+        out[f"daily/{lag.day}.md"] = f"lists {lag.listed} of the day's {counted(lag.notes, 'note')}; {who}"
     if state.stale:
         out["index"] = (
-            f"{state.stale} file(s) not indexed as they are now; the writing process's batch, "
+            f"{counted(state.stale, 'file')} not indexed as they are now; the writing process's batch, "
             "or the next search, indexes them as soon as the index can be written"
         )
     if vectors:
         out["vectors"] = (
-            f"{vectors} file(s) whose saved vectors for search by meaning are not as the index holds them; "
+            f"{counted(vectors, 'file')} whose saved vectors for search by meaning are not as the index holds them; "
             "the process embedding them saves them within a second of the index folder taking writes, "
             "and the next search by meaning embeds what no process holds"
         )

@@ -35,6 +35,13 @@ class Limit:
         return Field(ge=self.low, le=self.high, description=description)
 
 
+def check_query(query: str) -> str:
+    """The query, or a one-line ReMeError when it holds no words (it would match nothing)."""
+    if not query.strip():
+        raise ReMeError('the query is blank: give the words to search for, e.g. "deploy steps"')
+    return query
+
+
 SEARCH_LIMIT = Limit(1, 50, 5)
 SEARCH_MAX_CHARS = Limit(100, 100_000, 4_000)
 READ_MAX_CHARS = Limit(100, 200_000, 12_000)

@@ -32,7 +32,9 @@ from reme_mcp.ops.limits import (
     SEARCH_LIMIT,
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
+    check_query,
 )
+from reme_mcp.ops.references import resolve_reference
 from reme_mcp.ops.results import (
     DailyListResult,
     DailyNote,
@@ -99,7 +101,7 @@ class Memory:
         max_chars: int = SEARCH_MAX_CHARS.default,
     ) -> SearchResult:
         """Find memory evidence for a free-text query, best first."""
-        query = readable(query)  # an argument that is not UTF-8 (text.py)
+        query = check_query(readable(query))  # an argument that is not UTF-8 (text.py)
         where = self.ready_to_find(limit, start_date, end_date, path_prefix, max_chars)
         found = self.index.find(query[:MAX_QUERY_CHARS], limit, *where, max_chars) if where else Found([], 0)
         return search_result(query, found)
@@ -134,6 +136,7 @@ class Memory:
     ) -> ReadResult:
         """A file, or some of its lines; JSONL dialogs read as one readable message per line."""
         READ_MAX_CHARS.check("max_chars", max_chars)
+        path, start_line, end_line = resolve_reference(path, start_line, end_line, [self.ws])
         rel, text = self.ws.read_text(path, MAX_READ_BYTES)
         window = text_window(text, start_line, end_line, max_chars, dialog=is_dialog(rel), shown_as=rel)
         return ReadResult(
@@ -383,11 +386,13 @@ class Memory:
         """The workspace, its files by kind, the index's state and the configuration; changes nothing."""
         return doctor.report(self.settings, self.ws, self.index, self.sync_status)
 
-    def team_sync(self, dry_run: bool = False, init: str | None = None, interactive: bool = True) -> SyncReport:
+    def team_sync(
+        self, dry_run: bool = False, init: str | None = None, interactive: bool = True, allow: tuple[str, ...] = ()
+    ) -> SyncReport:
         """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/merged_deletions.py)."""
         from reme_mcp.team.run import Sync
 
-        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init)
+        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init, allow=allow)
         if report.days_behind:  # the batch of day indexes owes them and catches them up in this process
             with self.ws.lock("write"):
                 for day in report.days_behind:

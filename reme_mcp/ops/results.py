@@ -358,12 +358,23 @@ class DoctorReport(_Result):
             if key == "project" and self.project is not None:
                 lines.append("project:")
                 lines.extend(f"  {line}" for line in self.project.render().splitlines())
-            elif isinstance(value, dict):
-                lines.append(f"{key}:")
-                lines.extend(f"  {k}: {v}" for k, v in value.items())
             else:
-                lines.append(f"{key}: {value}")
+                lines.extend(_readable(key, value, ""))
         return "\n".join(lines)
+
+
+def _readable(key: str, value: Any, indent: str) -> list[str]:
+    """A report's field as a person reads it: words for names, yes/no, nested fields indented."""
+    label = key.replace("_", " ")
+    if isinstance(value, dict):
+        if not value:
+            return [f"{indent}{label}: none"]
+        return [f"{indent}{label}:"] + [line for k, v in value.items() for line in _readable(str(k), v, indent + "  ")]
+    if isinstance(value, list | tuple):
+        return [f"{indent}{label}: {', '.join(map(str, value)) or 'none'}"]
+    if isinstance(value, bool):
+        return [f"{indent}{label}: {'yes' if value else 'no'}"]
+    return [f"{indent}{label}: {value}"]
 
 
 class ReindexResult(_Result):

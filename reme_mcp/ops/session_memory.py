@@ -27,7 +27,9 @@ from reme_mcp.ops.limits import (
     SEARCH_MAX_CHARS,
     TRAVERSE_DEPTH,
     WRITE_SCOPES,
+    check_query,
 )
+from reme_mcp.ops.references import resolve_reference
 from reme_mcp.ops.results import (
     DailyListResult,
     Day,
@@ -114,7 +116,7 @@ class SessionMemory:
         scope: str = "current",
     ) -> SearchResult:
         """One ranking over the scope's workspaces; each hit names its project."""
-        query = readable(query)  # an argument that is not UTF-8 (storage/text.py)
+        query = check_query(readable(query))  # an argument that is not UTF-8 (storage/text.py)
         sources = self.sources(scope)
         if self.placement is None:
             return sources[0][1].search(query, limit, start_date, end_date, path_prefix, max_chars)
@@ -150,6 +152,9 @@ class SessionMemory:
         project: str | None = None,
     ) -> ReadResult:
         """A file of the `project` a search named; without one, this project's, else the personal one."""
+        if project is None:  # (a named project's Memory resolves its own references)
+            holders = [memory.ws for _, memory in self.sources()]
+            path, start_line, end_line = resolve_reference(path, start_line, end_line, holders)
         label, memory = self._holder(path, project)
         result = memory.read(path, start_line, end_line, max_chars)
         if self.placement is None:
@@ -254,18 +259,20 @@ class SessionMemory:
             ],
         )
 
-    def team_sync(self, personal: bool = False, dry_run: bool = False, init: str | None = None) -> SyncReport:
+    def team_sync(
+        self, personal: bool = False, dry_run: bool = False, init: str | None = None, allow: tuple[str, ...] = ()
+    ) -> SyncReport:
         """Sync one workspace through its own remote: the project's (the personal one with
         `personal`, or when no project is known); never one workspace's notes to another's remote."""
         place = self.placement
         if place is None:
-            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init)
+            return self.sources()[0][1].team_sync(dry_run=dry_run, init=init, allow=allow)
         if not personal and place.name is None:
             raise ReMeError(f"no project to sync: {self.notice}; or sync the personal memory with --personal")
         label, workspace = (PERSONAL, place.home.personal) if personal else place.write_target
         if init and not dry_run:
             place.home.prepare(workspace, place.project if label != PERSONAL else None)
-        return self.open(workspace).team_sync(dry_run=dry_run, init=init)
+        return self.open(workspace).team_sync(dry_run=dry_run, init=init, allow=allow)
 
     def doctor(self) -> DoctorReport:
         """The doctor's report of the workspace `remember` writes to, with the project it serves."""

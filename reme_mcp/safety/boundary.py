@@ -111,6 +111,14 @@ def wrap(text: str, source: str) -> str:
     return f'<reme-context source="{source}">\n{_PREAMBLE}\n{escape(text)}\n</reme-context>'
 
 
+def unwrap(wrapped: str) -> str:
+    """The memory text of a wrapped block, for a person: without the boundary and the model's preamble."""
+    head, sep, rest = wrapped.partition(f"\n{_PREAMBLE}\n")
+    if not sep or not head.startswith("<reme-context "):
+        return wrapped
+    return rest.removesuffix("</reme-context>").removesuffix("\n")
+
+
 def inside(wrapped: str, line: str) -> str:
     """A wrapped block with one more line of memory text at its top, inside the boundary."""
     head, sep, rest = wrapped.partition(f"\n{_PREAMBLE}\n")

@@ -22,6 +22,7 @@ from reme_mcp.team import changes, renames
 from reme_mcp.team.changes import Change
 from reme_mcp.team.git import GitError
 from reme_mcp.team.repo import DERIVED, EXCLUDED, SEEN, Repo, Upstream
+from reme_mcp.team.secret_gate import SecretGate, describe, refuse
 from reme_mcp.team.status import SyncStatus
 from reme_mcp.team.vetting import Refused, check_not_rewritten, check_untracked, incoming_entries, vet
 
@@ -50,6 +51,7 @@ class SyncReport:
     # Day indexes the merge could not rebuild (a full disk): the day (and why), left to the
     # process's batch of day indexes, which catches them up as soon as they can be written.
     days_behind: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)  # a dry run's findings in what would go out
 
     def render(self) -> str:
         verb = "would" if self.dry_run else ""
@@ -64,8 +66,9 @@ class SyncReport:
             lines.append(
                 f"  day indexes behind: {', '.join(self.days_behind)} ({why}); caught up as soon as they can be written"
             )
+        lines.extend(self.secrets)
         if not self.dry_run:
-            lines.append(f"  index: {self.indexed} file(s) caught up")
+            lines.append(f"  index: {self.indexed} {'file' if self.indexed == 1 else 'files'} caught up")
         return "\n".join(lines)
 
 
@@ -79,17 +82,22 @@ class Sync:
         self.status = status or SyncStatus(ws)
         self.repo = Repo(ws, interactive)
         self.git = self.repo.git
+        self.gate = SecretGate(ws, self.git)
 
-    def run(self, dry_run: bool = False, init: str | None = None) -> SyncReport:
-        """One sync (or its plan); the last sync's time and error are recorded for `doctor`."""
+    def run(self, dry_run: bool = False, init: str | None = None, allow: tuple[str, ...] = ()) -> SyncReport:
+        """One sync (or its plan); the last sync's time and error are recorded for `doctor`.
+
+        `allow`: files the person shares even when the secret rules flag them (recorded for
+        later syncs; a dry run only assumes them)."""
         try:
             if init is not None and not dry_run:
                 self.repo.init(init)
             elif init is not None and not (self.ws.root / ".git").exists():
-                raise GitError(f"dry run: {self.ws.root} is not a git work tree yet; --init {init} would make it one")
+                return self._plan_init(init, allow)
             self.repo.check()
             up = self.repo.upstream()
             with self.ws.lock("sync"):
+                self.gate.permit(allow, record=not dry_run)
                 report = self._plan(up) if dry_run else self._sync(up)
         except (GitError, OSError) as exc:  # OSError: a file of the sync's own (a full disk, a read-only folder)
             if not dry_run and self.ws.root.is_dir():
@@ -122,6 +130,7 @@ class Sync:
             if head is None or head == tip:
                 return report
             report.went_out = self._diff(tip, head)  # what the remote gets (None: all of it)
+            refuse(self.gate.outgoing(tip, head), "pushing")
             if self._push(up, head):
                 report.pushed = True
                 return report
@@ -138,6 +147,21 @@ class Sync:
             report.came_in = self._diff(base, tip)
         if head is not None and head != tip:
             report.went_out = self._diff(base if tip else None, head)
+        found = self.gate.worktree(c.path for c in report.committed if c.status != "D")
+        report.secrets = describe(found + (self.gate.outgoing(tip, head) if head else []))
+        return report
+
+    def _plan_init(self, url: str, allow: tuple[str, ...]) -> SyncReport:
+        """What `--init URL` would commit from a workspace that is no git work tree yet, and any
+        secret in it; changes nothing (git is not even started)."""
+        if not self.ws.root.is_dir():
+            raise GitError(f"dry run: no workspace at {self.ws.root}; --init {url} would fetch one")
+        report = SyncReport(url, "(its default branch)", dry_run=True)
+        paths = sorted(entry.path for entry in self.ws.walk())
+        report.committed = [Change("A", path) for path in paths]
+        with self.ws.lock("sync"):
+            self.gate.permit(allow, record=False)
+            report.secrets = describe(self.gate.worktree(paths))
         return report
 
     def _fetch(self, up: Upstream) -> str | None:
@@ -199,6 +223,7 @@ class Sync:
     def _commit_local(self) -> list[Change]:
         """Commit every change here (derived state left out); what was committed."""
         self._stage_all()
+        self._hold_secrets(merging=False)
         staged = changes.parse_name_status(self.git.out("diff", "--cached", "--name-status", "-z", "--no-renames"))
         if not staged:
             return []
@@ -212,6 +237,20 @@ class Sync:
         """Stage every change, then unstage derived state whatever a .gitignore from elsewhere says."""
         self.git.run("add", "-A", "--", ".")
         self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *DERIVED)
+
+    def _hold_secrets(self, merging: bool) -> None:
+        """Stop before a commit that would hold a secret: staged nothing (the merge aborted)."""
+        head = self.repo.head()
+        found = self.gate.staged(head, self.repo.ref("MERGE_HEAD") if merging else None)
+        if not found:
+            return
+        if merging:
+            self.git.run("merge", "--abort", check=False)
+        elif head is not None:
+            self.git.run("reset", "-q", check=False)
+        else:
+            self.git.run("read-tree", "--empty", check=False)
+        refuse(found, "committing")
 
     def _edited(self, change: Change) -> bool:
         before = self.git.run("show", f"HEAD:{change.path}", check=False).out
@@ -279,6 +318,7 @@ class Sync:
                 except OSError as exc:
                     report.days_behind[day] = os_error_line(exc, "rebuilding the day index")
         self._stage_all()
+        self._hold_secrets(merging)
         if merging or self.git.run("diff", "--cached", "--quiet", check=False).code != 0:
             self.git.run(*self.repo.identity(), "commit", "-q", "--no-verify", "-m", message)
 

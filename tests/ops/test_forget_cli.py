@@ -85,7 +85,7 @@ def test_dry_run_and_refusal_change_nothing_then_forgetting_leaves_no_trace(tmp_
     assert not (s.ws / paths["dialog"]).exists()
 
     # The trash is emptied on request.
-    assert "1 forgetting(s) removed" in s.ok("forget", "--empty-trash")
+    assert "1 forgetting removed" in s.ok("forget", "--empty-trash")
     assert not trash.exists()
 
 
@@ -153,13 +153,13 @@ def test_on_a_terminal_it_shows_the_plan_and_asks(tmp_path: Path, answer: str) -
     finally:
         os.close(leader)
         os.close(follower)
-    assert paths["kept"] in done.stderr and "Forget these 1 file(s)? [y/N]" in done.stderr
+    assert paths["kept"] in done.stderr and "Forget this file? [y/N]" in done.stderr
     if answer == "n":
         assert done.returncode == 1 and "Nothing was forgotten." in done.stderr
         assert hashes(s.ws, s.index, s.trash) == before
     else:
         assert done.returncode == 0, done.stderr
-        assert f"Forgot 1 file(s):\n  {paths['kept']}" in done.stdout and not (s.ws / paths["kept"]).exists()
+        assert f"Forgot 1 file:\n  {paths['kept']}" in done.stdout and not (s.ws / paths["kept"]).exists()
 
 
 def test_the_trash_keeps_each_forgetting_for_its_retention_then_sweeps_it(tmp_path: Path) -> None:

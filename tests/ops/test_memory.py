@@ -80,9 +80,15 @@ def test_date_and_prefix_filters(memory: Memory) -> None:
         memory.search("Go", limit=0)
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "AND", "OR NOT", "((", "!!!???", "*", "x" * 10_000, "", "   "])
+@pytest.mark.parametrize("query", ['"unbalanced', "AND", "OR NOT", "((", "!!!???", "*", "x" * 10_000])
 def test_malformed_queries_never_raise(memory: Memory, query: str) -> None:
     assert isinstance(memory.search(query).results, list)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n", "\u3000"])
+def test_a_blank_query_is_a_one_line_error(memory: Memory, query: str) -> None:
+    with pytest.raises(ReMeError, match="the query is blank"):
+        memory.search(query)
 
 
 def test_search_on_missing_workspace_is_empty_and_creates_nothing(

@@ -69,7 +69,7 @@ def test_scrub_reports_then_redacts_only_what_reme_mcp_wrote(tmp_path: Path) -> 
 
     mine_before = (s.ws / where["mine"]).read_bytes(), (s.ws / where["by_hand"]).read_bytes()
     done = s.reme("scrub", "--yes")
-    assert done.returncode == 1 and "Redacted 2 file(s)" in done.stdout
+    assert done.returncode == 1 and "Redacted 2 files" in done.stdout
     ours = (s.ws / where["ours"]).read_text(encoding="utf-8")
     assert GITHUB not in ours and "The CI token is [redacted: a GitHub token] for now." in ours
     assert "Standups moved" in ours  # the rest of the note as it was

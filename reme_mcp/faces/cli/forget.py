@@ -12,8 +12,9 @@ import click
 
 from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.cli.options import command_settings
+from reme_mcp.faces.cli.options import command_settings, reading_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
+from reme_mcp.ops.wording import counted, person_path
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -24,7 +25,11 @@ MEMORY_FOLDERS = ("daily", "digest", "session", "resource")
 
 
 def _memory(
-    ctx: click.Context, workspace: str | None, keep_days: str | None = None, where: str | None = None
+    ctx: click.Context,
+    workspace: str | None,
+    keep_days: str | None = None,
+    where: str | None = None,
+    must_exist: bool = True,
 ) -> Memory:
     """The workspace `remember` writes to from here: the named one, else this folder's project's
     (else the personal one), as the other commands resolve it; `where` names a project (as
@@ -32,7 +37,7 @@ def _memory(
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    settings: Settings = command_settings(ctx, workspace)
+    settings: Settings = (reading_settings if must_exist else command_settings)(ctx, workspace)
     if keep_days is not None:
         settings = dataclasses.replace(settings, trash_days=resolve_trash_days(keep_days))
     memories = WorkspaceMemories(settings)
@@ -114,7 +119,7 @@ def forget(
     from reme_mcp.ops.forget.forgetting import empty_trash as empty_the_trash
 
     try:
-        memory = _memory(ctx, workspace, keep_days, where)
+        memory = _memory(ctx, workspace, keep_days, where, must_exist=not empty_trash)
         if everything:
             if paths or query or since or until or sessions:
                 raise ReMeError("--everything goes alone: it already names every file of the workspace")
@@ -122,18 +127,18 @@ def forget(
         if empty_trash:
             if paths or query or since or until or sessions:
                 raise ReMeError("--empty-trash goes alone: empty the trash, then forget in a second command")
-            click.echo(f"Emptied the trash: {empty_the_trash(memory)} forgetting(s) removed for good.")
+            click.echo(f"Emptied the trash: {counted(empty_the_trash(memory), 'forgetting')} removed for good.")
             return
         selection = Selection(paths=paths, query=query, limit=limit, since=since, until=until, sessions=sessions)
         plan = forget_plan(memory, selection)
         if dry_run or not plan.paths:
-            click.echo(plan.model_dump_json(indent=2) if as_json else plan.render())
+            click.echo(plan.model_dump_json(indent=2) if as_json else plan.render(person_path))
             if dry_run:
                 click.echo("Dry run: nothing was changed.", err=True)
             return
         if not yes and sys.stdin.isatty():
-            click.echo(plan.render(), err=True)  # exactly what goes, before the question
-        if not _consent(f"Forget these {len(plan.paths)} file(s)?", yes):
+            click.echo(plan.render(person_path), err=True)  # exactly what goes, before the question
+        if not _consent(f"Forget {'this file' if len(plan.paths) == 1 else f'these {len(plan.paths):,} files'}?", yes):
             click.echo("Nothing was forgotten.", err=True)
             sys.exit(1)
         result = forget_apply(memory, plan)
@@ -141,7 +146,7 @@ def forget(
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(os_error_line(exc, "forgetting")) from None
-    click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+    click.echo(result.model_dump_json(indent=2) if as_json else result.render(person_path))
 
 
 @click.command()
@@ -169,7 +174,10 @@ def scrub(ctx: click.Context, workspace: str | None, dry_run: bool, yes: bool, a
                 if not yes:  # the findings first, then the question
                     click.echo(report.render(), err=True)
                 files = len(report.hashes)
-                if _consent(f"Redact {len(report.redactable)} finding(s) in {files} file(s) reme-mcp wrote?", yes):
+                if _consent(
+                    f"Redact {counted(len(report.redactable), 'finding')} in {counted(files, 'file')} reme-mcp wrote?",
+                    yes,
+                ):
                     report = scrub_apply(memory, report)
             else:
                 click.echo("no terminal to ask for confirmation: nothing was changed; add --yes to redact", err=True)

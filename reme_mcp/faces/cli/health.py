@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reme_mcp.faces.cli.options import checked_settings, log_to_stderr, one_line, workspace_option
+from reme_mcp.faces.cli.options import checked_reading, checked_settings, log_to_stderr, one_line, workspace_option
 
 
 @click.command()
@@ -22,7 +22,7 @@ def reindex(ctx: click.Context, workspace: str | None, quiet: bool) -> None:
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     log_to_stderr()
-    sources = WorkspaceMemories(checked_settings(ctx, workspace)).scoped().sources()
+    sources = WorkspaceMemories(checked_reading(ctx, workspace)).scoped().sources()
     for _, memory in sources:
         if len(sources) > 1 and not memory.ws.root.is_dir():
             continue
@@ -46,5 +46,7 @@ def doctor(ctx: click.Context, workspace: str | None, as_json: bool) -> None:
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     with one_line("checking the workspace"):
-        report = WorkspaceMemories(checked_settings(ctx, workspace)).scoped().doctor()
+        report = (
+            WorkspaceMemories(checked_settings(ctx, workspace)).scoped().doctor()
+        )  # says when there is no workspace
     click.echo(report.model_dump_json(indent=2, exclude_none=True) if as_json else report.render())

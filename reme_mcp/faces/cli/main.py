@@ -27,6 +27,7 @@ _COMMANDS = {
     "view": ("view", "view"),
     "forget": ("forget", "forget"),
     "scrub": ("forget", "scrub"),
+    "read": ("read", "read"),
 }
 
 

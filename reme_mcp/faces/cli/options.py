@@ -16,7 +16,7 @@ from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError, os_error_line
 
 WORKSPACE_HELP = (
-    "Serve this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
+    "Use this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
     "per project plus a personal one; see reme-mcp project)."
 )
 
@@ -35,6 +35,19 @@ def command_settings(ctx: click.Context, workspace: str | None = None) -> Settin
     )
 
 
+def reading_settings(ctx: click.Context, workspace: str | None = None) -> Settings:
+    """The settings of a command that only reads: a named workspace that does not exist is a
+    mistyped path, said in one line, not an empty memory (nothing is created looking for it).
+    A project's workspace is made by its first `remember`; until then its memory is empty."""
+    settings = command_settings(ctx, workspace)
+    if not settings.per_project and not settings.workspace.is_dir():
+        raise ReMeError(
+            f"no workspace at {settings.workspace}: check the path given with --workspace or $REME_WORKSPACE "
+            "(a server creates it with the first remember)"
+        )
+    return settings
+
+
 @contextlib.contextmanager
 def one_line(doing: str) -> Iterator[None]:
     """Every command's errors as one line: a ReMeError as it is, an OS error named with what to do."""
@@ -50,6 +63,12 @@ def checked_settings(ctx: click.Context, workspace: str | None) -> Settings:
     """The command's settings, a bad flag or variable said in one line."""
     with one_line("reading the configuration"):
         return command_settings(ctx, workspace)
+
+
+def checked_reading(ctx: click.Context, workspace: str | None) -> Settings:
+    """`reading_settings`, a missing workspace or a bad flag said in one line."""
+    with one_line("reading the configuration"):
+        return reading_settings(ctx, workspace)
 
 
 def workspace_option(fn: Any) -> Any:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reme_mcp.faces.cli.options import checked_settings, log_to_stderr, one_line, workspace_option
-from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS
+from reme_mcp.faces.cli.options import checked_reading, log_to_stderr, one_line, workspace_option
+from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS, check_query
 
 if TYPE_CHECKING:
     from reme_mcp.ops.memory import Memory
@@ -71,10 +71,12 @@ def search(
     wait: float,
 ) -> None:
     """Search memory, as the MCP `search` tool does (from this folder's project)."""
+    from reme_mcp.ops.for_people import search_for_people
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     with one_line("searching"):
-        view = WorkspaceMemories(checked_settings(ctx, workspace)).scoped()
+        check_query(query)  # before any index is opened or embedded for it
+        view = WorkspaceMemories(checked_reading(ctx, workspace)).scoped()
         for _, memory in view.sources(scope):
             _embed_first(memory, wait)
         result = view.search(
@@ -86,7 +88,7 @@ def search(
             max_chars=max_chars,
             scope=scope,
         )
-    click.echo(result.model_dump_json(indent=2) if as_json else result.render())
+    click.echo(result.model_dump_json(indent=2) if as_json else search_for_people(result))
 
 
 def _embed_first(memory: Memory, wait: float) -> None:

@@ -82,5 +82,5 @@ def serve(
             if settings.per_project
             else str(settings.workspace)
         )
-        print(f"reme-mcp {__version__}: serving {served} at http://{host}:{port}/mcp", file=sys.stderr)
-        serve_http(server, host, port, token, list(allow_host))
+        line = f"reme-mcp {__version__}: serving {served} at http://{host}:{port}/mcp"
+        serve_http(server, host, port, token, list(allow_host), lambda: print(line, file=sys.stderr, flush=True))

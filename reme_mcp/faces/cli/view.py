@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 import webbrowser
 
@@ -10,27 +9,12 @@ import click
 
 from reme_mcp import process
 from reme_mcp._version import __version__
-from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.cli.options import command_settings
+from reme_mcp.errors import ReMeError
+from reme_mcp.faces.cli.options import reading_settings
+from reme_mcp.faces.listening import listening_socket
 
 BIND_HOST = "127.0.0.1"
 DEFAULT_VIEW_PORT = 7332
-
-
-def bound_socket(port: int) -> socket.socket:
-    """A listening socket on loopback; port 0 takes a free one."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((BIND_HOST, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise ReMeError(
-            f"{os_error_line(exc, f'listening on {BIND_HOST}:{port}')}; try another --port (0: any)"
-        ) from exc
-    sock.set_inheritable(True)
-    return sock
 
 
 @click.command()
@@ -58,19 +42,22 @@ def view(ctx: click.Context, workspace: str | None, port: int, no_open: bool) ->
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     try:
-        settings = command_settings(ctx, workspace)
+        settings = reading_settings(ctx, workspace)
         # One page per workspace: this folder's project first, the personal memory, every other project.
         view = WorkspaceMemories(settings).scoped()
         ordered = [*view.sources("current"), *view.sources("all")]
         shown = {(label or "default"): memory for label, memory in ordered}
-        sock = bound_socket(port)
+        sock = listening_socket(BIND_HOST, port, "memory page")
     except ReMeError as exc:
         raise click.ClickException(str(exc)) from None
     port = sock.getsockname()[1]
     keys = PageKeys(port)
     app = build_page_app(shown, keys, port)
     url = f"http://{BIND_HOST}:{port}/?{TOKEN_PARAM}={keys.token}"
-    click.echo(f"reme-mcp {__version__}: the memory page of {settings.workspace} is at", err=True)
+    # The page opens on the first memory: this folder's project's when started in one.
+    first = next(iter(shown.values())).ws.root
+    others = f" (and {len(shown) - 1} other {'memory' if len(shown) == 2 else 'memories'})" if len(shown) > 1 else ""
+    click.echo(f"reme-mcp {__version__}: the memory page of {first}{others} is at", err=True)
     click.echo(url)
     sys.stdout.flush()
     if not no_open and not webbrowser.open(url):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from reme_mcp import process
+from reme_mcp._version import __version__
 from reme_mcp.config import Settings
 from reme_mcp.faces.deferred_memories import DeferredMemories
 from reme_mcp.faces.stdio import early_search, handshake, wire
@@ -40,8 +41,17 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     return wire_in, wire_out
 
 
+# What a person who starts the server in a terminal is told, in one line, on stderr.
+TERMINAL_START = (
+    f"reme-mcp {__version__}: an MCP server waiting for a client's JSON-RPC on stdin (Ctrl-C stops it); "
+    "for yourself run reme-mcp search WORDS or reme-mcp view, to add it to a client reme-mcp config CLIENT"
+)
+
+
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
+    if sys.stdin.isatty():  # a person, not an MCP client: say what this is (a pipe stays silent)
+        print(TERMINAL_START, file=sys.stderr, flush=True)
     memory = DeferredMemories(settings)
     # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
     process.end_on_signals(memory.finish)

@@ -18,6 +18,7 @@ from reme_mcp.ops.page.note_view import NoteView
 from reme_mcp.ops.page.search_view import KIND_PREFIXES
 from reme_mcp.ops.page.timeline import Timeline, TimelineEntry
 from reme_mcp.ops.results import DoctorReport, SearchResult
+from reme_mcp.ops.wording import counted
 
 MAX_VALUE_CHARS = 2_000  # a front-matter value shown in full up to this
 
@@ -59,7 +60,10 @@ def _entry(entry: TimelineEntry) -> str:
 
 
 def timeline_page(timeline: Timeline, charts: str) -> str:
-    parts = [f"<h1>Timeline</h1><p>{timeline.total} notes and sessions on {len(timeline.per_day)} days.</p>", charts]
+    parts = [
+        f"<h1>Timeline</h1><p>{counted(timeline.total, 'note or session', 'notes and sessions')} on {counted(len(timeline.per_day), 'day')}.</p>",
+        charts,
+    ]
     for day in timeline.days:
         parts.append(f'<section class="day" id="d{e(day.date)}"><h2>{e(day.date)}</h2>')
         if day.notes:

@@ -7,8 +7,11 @@ Paths are workspace-relative POSIX paths; no memory text is ever in them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from reme_mcp.ops.wording import counted
 from reme_mcp.safety.boundary import shown_path
 
 __all__ = ["ForgetPlan", "ForgetResult", "Skipped"]
@@ -38,19 +41,18 @@ class ForgetPlan(_Model):
     )
     skipped: list[Skipped] = Field(default_factory=list, description="Selected but not forgotten, with why.")
 
-    def render(self) -> str:
+    def render(self, path: Callable[[str], str] = shown_path) -> str:
+        """As text: paths as a model may read them (`shown_path`), or as `path` shows them to a person."""
         if not self.paths:
             lines = ["Nothing to forget: the selection matched no file."]
         else:
-            lines = [f"{len(self.paths)} file(s) to forget:"]
-            lines += [f"  {shown_path(p)}" for p in self.paths]
-        lines += [f"  day index rebuilt: {shown_path(d)}" for d in self.day_indexes]
-        lines += [f"  never imported again: {shown_path(s)}" for s in self.sessions]
+            lines = [f"{counted(len(self.paths), 'file')} to forget:"]
+            lines += [f"  {path(p)}" for p in self.paths]
+        lines += [f"  day index rebuilt: {path(d)}" for d in self.day_indexes]
+        lines += [f"  never imported again: {path(s)}" for s in self.sessions]
         for target, sources in self.linked_from.items():
-            lines.append(
-                f"  still linked to by (left as is): {shown_path(target)} <- {', '.join(map(shown_path, sources))}"
-            )
-        lines += [f"  not forgotten: {shown_path(s.path)}: {s.why}" for s in self.skipped]
+            lines.append(f"  still linked to by (left as is): {path(target)} <- {', '.join(map(path, sources))}")
+        lines += [f"  not forgotten: {path(s.path)}: {s.why}" for s in self.skipped]
         return "\n".join(lines)
 
 
@@ -67,18 +69,17 @@ class ForgetResult(_Model):
     linked_from: dict[str, list[str]] = Field(default_factory=dict)
     message: str = Field(default="", description="One line for the person.")
 
-    def render(self) -> str:
+    def render(self, path: Callable[[str], str] = shown_path) -> str:
+        """As text: paths as a model may read them (`shown_path`), or as `path` shows them to a person."""
         lines = [self.message] if self.message else []
         if self.removed:
-            lines.append(f"Forgot {len(self.removed)} file(s):")
-            lines += [f"  {shown_path(p)}" for p in self.removed]
-        lines += [f"  already gone: {shown_path(p)}" for p in self.already_gone]
-        lines += [f"  day index rebuilt: {shown_path(d)}" for d in self.day_indexes]
-        lines += [f"  never imported again: {shown_path(s)}" for s in self.sessions]
+            lines.append(f"Forgot {counted(len(self.removed), 'file')}:")
+            lines += [f"  {path(p)}" for p in self.removed]
+        lines += [f"  already gone: {path(p)}" for p in self.already_gone]
+        lines += [f"  day index rebuilt: {path(d)}" for d in self.day_indexes]
+        lines += [f"  never imported again: {path(s)}" for s in self.sessions]
         for target, sources in self.linked_from.items():
-            lines.append(
-                f"  still linked to by (left as is): {shown_path(target)} <- {', '.join(map(shown_path, sources))}"
-            )
+            lines.append(f"  still linked to by (left as is): {path(target)} <- {', '.join(map(path, sources))}")
         if self.trash:
             lines.append(
                 f"In the trash until {self.trash_until}: {self.trash} (reme-mcp forget --empty-trash removes it now)."

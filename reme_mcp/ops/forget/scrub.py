@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.ingest.file_redaction import redacted_file
 from reme_mcp.ingest.keep import redact_findings
 from reme_mcp.notes.daily import REQUEST_KEY
-from reme_mcp.safety.boundary import shown_path
-from reme_mcp.storage.documents import body_hash, is_dialog, is_markdown, split_front_matter
+from reme_mcp.ops.wording import counted, person_path
+from reme_mcp.storage.documents import body_hash, is_dialog, split_front_matter
 from reme_mcp.storage.files import read_regular
 from reme_mcp.storage.text import json_escaped
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, file_kind, is_text_file
@@ -59,13 +60,15 @@ class ScrubReport(_Model):
     def render(self) -> str:
         if not self.findings:
             return "No secrets found."
-        lines = [f"{len(self.findings)} finding(s):"]
+        lines = [f"{counted(len(self.findings), 'finding')}:"]
         for f in self.findings:
             whose = "reme-mcp's file: redactable" if f.redactable else "your file: edit it by hand"
-            lines.append(f"  {shown_path(f.path)}:{f.line}: {f.kind} ({whose})")
+            lines.append(f"  {person_path(f.path)}:{f.line}: {f.kind} ({whose})")
         if self.redacted:
-            lines.append(f"Redacted {len(self.redacted)} file(s): {', '.join(map(shown_path, self.redacted))}")
-        lines += [f"  not redacted, changed since the scan: {shown_path(p)}" for p in self.changed_since]
+            lines.append(
+                f"Redacted {counted(len(self.redacted), 'file')}: {', '.join(map(person_path, self.redacted))}"
+            )
+        lines += [f"  not redacted, changed since the scan: {person_path(p)}" for p in self.changed_since]
         return "\n".join(lines)
 
 
@@ -158,13 +161,7 @@ def _redacted(path: str, text: str, ours: bool) -> tuple[str, list[tuple[int, st
     """The text with its secrets redacted, and each finding's (file line, kind)."""
     if is_dialog(path) and ours:
         return _redacted_dialog(text)
-    lines = text.split("\n")
-    start = split_front_matter(text)[1] if is_markdown(path) else 0
-    # The front matter and the body apart: a redaction that cannot keep one whole keeps the other.
-    front, front_found = redact_findings("\n".join(lines[:start])) if start else ("", [])
-    body, body_found = redact_findings("\n".join(lines[start:]))
-    found = [(f.line, f.kind) for f in front_found] + [(f.line + start, f.kind) for f in body_found]
-    return (f"{front}\n{body}" if start else body), found
+    return redacted_file(path, text)
 
 
 def _redacted_dialog(text: str) -> tuple[str, list[tuple[int, str]]]:

@@ -1,11 +1,12 @@
 """The trash: forgotten files wait here, outside the workspace, until their retention ends.
 
-Under the trash home (`Settings.trash_home`: REME_TRASH_DIR, else beside the index in the
-user's cache folder), one private folder per workspace (named as its index folder is), and in
+Under the trash home (`Settings.trash_home`: REME_TRASH_DIR, else the user's data folder, which
+cache cleaners leave alone), one private folder per workspace (named as its index folder is), and in
 it one folder per forgetting: `<UTC time>-<random>/` holding the files at their workspace paths
 and `forgotten.json` (when, until when, which paths). Nothing here is walked, indexed, served
 or synced. Each forgetting first removes the folders whose time is up; `empty()` removes all.
-A retention of 0 days keeps nothing: the files are removed at once.
+A retention of 0 days keeps nothing: the files are removed at once. Forgettings from when the
+trash lived in the cache folder are moved into the trash home the first time it is looked at.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reme_mcp.config import default_trash_home, former_trash_home
 from reme_mcp.errors import ReMeError
 from reme_mcp.index.home import ensure_folder, unsafe_reason, workspace_key
 from reme_mcp.storage.files import fsync_dir
@@ -45,6 +47,8 @@ class Trash:
         self.home = home
         self.folder = home / workspace_key(ws)
         self.days = days
+        former = former_trash_home() if home == default_trash_home() else None
+        self.former = former / workspace_key(ws) if former is not None and former != home else None
 
     def sweep(self, now: float | None = None) -> int:
         """Remove the forgettings whose retention is over; how many."""
@@ -68,6 +72,7 @@ class Trash:
         return len(batches)
 
     def _batches(self) -> list[Path]:
+        self._move_in_former()
         if not self.folder.is_dir() or self.folder.is_symlink():
             return []
         return sorted(p for p in self.folder.iterdir() if p.is_dir() and not p.is_symlink())
@@ -118,6 +123,22 @@ class Trash:
         with contextlib.suppress(OSError):  # a folder left empty goes too (git keeps no folders)
             if source.parent != self.ws.root and not any(source.parent.iterdir()):
                 source.parent.rmdir()
+
+    def _move_in_former(self) -> None:
+        """This workspace's forgettings from the former trash home (the cache), moved here whole."""
+        former = self.former
+        if former is None or former.is_symlink() or not former.is_dir() or unsafe_reason(former) is not None:
+            return
+        batches = [p for p in former.iterdir() if p.is_dir() and not p.is_symlink()]
+        if batches:
+            self._check_private()
+        for batch in batches:
+            target = self.folder / batch.name
+            if not target.exists():
+                with contextlib.suppress(OSError):
+                    shutil.move(batch, target)  # a rename, or a copy and removal across file systems
+        with contextlib.suppress(OSError):
+            former.rmdir()  # only when every forgetting moved
 
     def _check_private(self) -> None:
         for folder in (self.home, self.folder):

@@ -416,7 +416,7 @@ def test_doctor_says_ready_when_nothing_waits_and_embedding_while_a_file_does(tm
             cli, env={**os.environ, "REME_TIMEZONE": "UTC"}, capture_output=True, text=True, timeout=120
         )
         assert doctor.returncode == 0, doctor.stderr
-        assert "status: ready" in doctor.stdout and "files_waiting: 0" in doctor.stdout, doctor.stdout
+        assert "status: ready" in doctor.stdout and "files waiting: 0" in doctor.stdout, doctor.stdout
 
 
 def test_a_process_that_ends_while_embedding_exits_cleanly_and_keeps_what_it_embedded(tmp_path: Path) -> None:
