@@ -17,7 +17,13 @@ from reme_mcp.ops.results import DailyListResult, ReadResult, SearchResult, Trav
 
 def add_read_tools(server: MCPServer, session: SessionOf) -> None:
     """Register the four read-only tools on `server`; `session` gives a call's view of memory."""
+    _add_search(server, session)
+    _add_read(server, session)
+    _add_traverse(server, session)
+    _add_daily_list(server, session)
 
+
+def _add_search(server: MCPServer, session: SessionOf) -> None:
     @tool(server, title="Search memory", annotations=READ_ONLY)
     async def search(
         query: Annotated[
@@ -52,6 +58,8 @@ def add_read_tools(server: MCPServer, session: SessionOf) -> None:
         )
         return tool_result(result, result.render())
 
+
+def _add_read(server: MCPServer, session: SessionOf) -> None:
     @tool(server, title="Read a memory file", annotations=READ_ONLY)
     async def read(
         path: Annotated[str, Field(description="Workspace-relative path, e.g. daily/2026-11-28/go-backend.md.")],
@@ -75,6 +83,8 @@ def add_read_tools(server: MCPServer, session: SessionOf) -> None:
         )
         return tool_result(result, result.render())
 
+
+def _add_traverse(server: MCPServer, session: SessionOf) -> None:
     @tool(server, title="Walk memory links and folders", annotations=READ_ONLY)
     async def traverse(
         path: Annotated[str, Field(description="A file or a folder; empty for the workspace root.")] = "",
@@ -95,6 +105,8 @@ def add_read_tools(server: MCPServer, session: SessionOf) -> None:
         )
         return tool_result(result, result.render())
 
+
+def _add_daily_list(server: MCPServer, session: SessionOf) -> None:
     @tool(server, title="List notes by day", annotations=READ_ONLY)
     async def daily_list(
         date: Annotated[str | None, Field(description="One day (YYYY-MM-DD); empty string for today.")] = None,

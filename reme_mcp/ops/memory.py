@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.index import Found, MemoryIndex
-from reme_mcp.index.semantic.hook import extra_installed
-from reme_mcp.index.semantic.models import hub_models
+from reme_mcp.index.semantic.hook import wanted
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, merged_deletions, refusals, traverse
+from reme_mcp.ops import doctor, echo, refusals, team_sync, traverse
 from reme_mcp.ops.intake import NoteInput, NoteRequest, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -72,16 +71,12 @@ class Memory:
         self.ws = Workspace(settings.workspace)
         self.ledger = Ledger(self.ws)
         chosen = settings.semantic_model
-        semantic = settings.semantic != "off" and extra_installed(chosen)
-        if settings.semantic == "on" and not semantic:
-            # Asked for, but nothing to run it with: said once, and search stays lexical.
-            log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", hub_models.why_missing(chosen))
         self.index = MemoryIndex(
             self.ws,
             max_scan_interval=settings.sync_interval,
             home=settings.index_home,
             commit_in_child=settings.commit_in_child,
-            semantic=semantic,
+            semantic=wanted(settings.semantic, chosen),
             semantic_model=chosen,
             models_home=settings.models_home,
         )
@@ -344,19 +339,7 @@ class Memory:
         if hook is None or not self.ws.root.is_dir():
             return None
         self.index.sync()
-        total = self.index.state().chunks
-
-        def tick(done: int) -> None:
-            if progress is not None:
-                progress(min(done, total), total)
-
-        settled = hook.settle(budget, tick)
-        state = hook.state()
-        if state.status.startswith("off"):
-            return None  # the model is missing or broken: the stage said so once, search stays lexical
-        if settled or state.status == "ready":
-            return total, total
-        return min(state.embedded, total), total
+        return hook.embed_waiting(self.index.state().chunks, budget, progress)
 
     def finish(self) -> None:
         """Finish what waits for a batch (reme_mcp/storage/batching.py): day indexes, index commits; before exiting."""
@@ -389,17 +372,9 @@ class Memory:
     def team_sync(
         self, dry_run: bool = False, init: str | None = None, interactive: bool = True, allow: tuple[str, ...] = ()
     ) -> SyncReport:
-        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/merged_deletions.py)."""
-        from reme_mcp.team.run import Sync
-
-        report = Sync(self.ws, interactive, self.sync_status).run(dry_run=dry_run, init=init, allow=allow)
-        if report.days_behind:  # the batch of day indexes owes them and catches them up in this process
-            with self.ws.lock("write"):
-                for day in report.days_behind:
-                    self.days.refresh_or_owe(day)
-        if not dry_run:
-            report.indexed = merged_deletions.caught_up(self.index, self.ledger, report)
-        return report
+        """Sync the workspace through its git remote (reme_mcp/team/), then catch the index up (ops/team_sync.py)."""
+        parts = (self.days, self.index, self.ledger, self.sync_status)
+        return team_sync.run(self.ws, parts, dry_run, init, interactive, allow)
 
     def sync_in_background(self, every: float, idle: Callable[[], bool]) -> None:
         """Sync every `every` seconds while serving, whenever `idle()` (no tool call being answered)."""

@@ -12,7 +12,7 @@ import click
 
 from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.cli.options import command_settings, reading_settings
+from reme_mcp.faces.cli.options import bounded_option, command_settings, reading_settings
 from reme_mcp.ops.limits import SEARCH_LIMIT
 from reme_mcp.ops.wording import counted, person_path
 
@@ -61,14 +61,7 @@ def _consent(question: str, yes: bool) -> bool:
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
 @click.argument("paths", nargs=-1)
 @click.option("--query", "-q", help="Forget the files `search` returns for this query.")
-@click.option(
-    "--limit",
-    "-n",
-    default=SEARCH_LIMIT.default,
-    show_default=True,
-    type=click.IntRange(SEARCH_LIMIT.low, SEARCH_LIMIT.high),
-    help="With --query: how many search results.",
-)
+@bounded_option("--limit", "-n", limit=SEARCH_LIMIT, help="With --query: how many search results.")
 @click.option("--since", help="Forget what is dated on or after this day (YYYY-MM-DD).")
 @click.option("--until", help="Forget what is dated on or before this day (YYYY-MM-DD).")
 @click.option(

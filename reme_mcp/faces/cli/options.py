@@ -7,13 +7,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import click
 
 from reme_mcp.config import Settings, load_settings
 from reme_mcp.errors import ReMeError, os_error_line
+from reme_mcp.ops.limits import Limit
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 WORKSPACE_HELP = (
     "Use this one ReMe workspace, with no project logic (default: $REME_WORKSPACE, else one workspace "
@@ -78,3 +81,10 @@ def workspace_option(fn: Any) -> Any:
 def log_to_stderr() -> None:
     # stdout belongs to the protocol in stdio mode: every log line goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
+
+
+def bounded_option(*names: str, limit: Limit, help: str) -> Callable[[F], F]:
+    """An integer option held to an operation's limit (ops/limits.py), its default shown."""
+    return click.option(
+        *names, default=limit.default, show_default=True, type=click.IntRange(limit.low, limit.high), help=help
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.faces.cli.options import reading_settings
+from reme_mcp.faces.cli.options import bounded_option, reading_settings
 from reme_mcp.ops.limits import READ_MAX_CHARS
 
 
@@ -14,13 +14,7 @@ from reme_mcp.ops.limits import READ_MAX_CHARS
 @click.argument("path")
 @click.option("--start-line", type=click.IntRange(1), help="First line to show (1-based).")
 @click.option("--end-line", type=click.IntRange(1), help="Last line to show.")
-@click.option(
-    "--max-chars",
-    default=READ_MAX_CHARS.default,
-    show_default=True,
-    type=click.IntRange(READ_MAX_CHARS.low, READ_MAX_CHARS.high),
-    help="At most this many characters.",
-)
+@bounded_option("--max-chars", limit=READ_MAX_CHARS, help="At most this many characters.")
 @click.option("--project", help="The project the file is in, as search shows it ('personal': your own memory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 @click.pass_context

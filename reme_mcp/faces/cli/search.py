@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reme_mcp.faces.cli.options import checked_reading, log_to_stderr, one_line, workspace_option
+from reme_mcp.faces.cli.options import bounded_option, checked_reading, log_to_stderr, one_line, workspace_option
 from reme_mcp.ops.limits import SCOPES, SEARCH_LIMIT, SEARCH_MAX_CHARS, check_query
 
 if TYPE_CHECKING:
@@ -22,24 +22,11 @@ EMBED_WAIT = 60.0
 @click.command()
 @workspace_option
 @click.argument("query")
-@click.option(
-    "--limit",
-    "-n",
-    default=SEARCH_LIMIT.default,
-    show_default=True,
-    type=click.IntRange(SEARCH_LIMIT.low, SEARCH_LIMIT.high),
-    help="How many results.",
-)
+@bounded_option("--limit", "-n", limit=SEARCH_LIMIT, help="How many results.")
 @click.option("--path-prefix", help="Only files under this folder, e.g. digest/.")
 @click.option("--start-date", help="Only notes dated on or after this day (YYYY-MM-DD).")
 @click.option("--end-date", help="Only notes dated on or before this day (YYYY-MM-DD).")
-@click.option(
-    "--max-chars",
-    default=SEARCH_MAX_CHARS.default,
-    show_default=True,
-    type=click.IntRange(SEARCH_MAX_CHARS.low, SEARCH_MAX_CHARS.high),
-    help="Budget for all snippets together.",
-)
+@bounded_option("--max-chars", limit=SEARCH_MAX_CHARS, help="Budget for all snippets together.")
 @click.option(
     "--scope",
     type=click.Choice(SCOPES),

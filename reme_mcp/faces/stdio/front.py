@@ -48,10 +48,15 @@ TERMINAL_START = (
 )
 
 
+def _tell_a_person() -> None:
+    """A person who started this in a terminal, not an MCP client, is told what it is (a pipe stays silent)."""
+    if sys.stdin.isatty():
+        print(TERMINAL_START, file=sys.stderr, flush=True)
+
+
 def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
-    if sys.stdin.isatty():  # a person, not an MCP client: say what this is (a pipe stays silent)
-        print(TERMINAL_START, file=sys.stderr, flush=True)
+    _tell_a_person()
     memory = DeferredMemories(settings)
     # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
     process.end_on_signals(memory.finish)

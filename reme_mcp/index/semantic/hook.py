@@ -8,6 +8,7 @@ that uses it, never on the server's start path.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -33,6 +34,9 @@ FIRST_LOAD_WAIT = 3.0  # seconds
 TICK = 0.1  # seconds between progress reports while a command waits for embedding (settle)
 
 
+log = logging.getLogger("reme_mcp")
+
+
 class Hit(ranking.Located, Protocol):
     @property
     def start_line(self) -> int: ...
@@ -40,6 +44,15 @@ class Hit(ranking.Located, Protocol):
 
 H = TypeVar("H", bound=Hit)
 Reader = Callable[[Callable[[Searcher], Any]], Any]
+
+
+def wanted(semantic: str, model: str) -> bool:
+    """Whether search by meaning runs: asked for (on, or auto) and installed. Asked for with
+    nothing to run it with, it is said once, and search stays lexical."""
+    installed = semantic != "off" and extra_installed(model)
+    if semantic == "on" and not installed:
+        log.warning("reme-mcp: search by meaning is off: %s; search stays lexical", hub_models.why_missing(model))
+    return installed
 
 
 def extra_installed(model: str = hub_models.BUNDLED[0]) -> bool:
@@ -108,6 +121,25 @@ class SemanticHook:
         if not done:
             self.stage.loaded(FIRST_LOAD_WAIT)
         return done
+
+    def embed_waiting(
+        self, total: int, budget: float, progress: Callable[[int, int], None] | None
+    ) -> tuple[int, int] | None:
+        """Embed what the index holds (`total` chunks) and the stage has not, for at most `budget`
+        seconds; `progress(embedded, chunks)` as it goes. The chunks embedded and `total` when it
+        stopped; None when the model is missing or broken (the stage said so once)."""
+
+        def tick(done: int) -> None:
+            if progress is not None:
+                progress(min(done, total), total)
+
+        settled = self.settle(budget, tick)
+        state = self.state()
+        if state.status.startswith("off"):
+            return None
+        if settled or state.status == "ready":
+            return total, total
+        return min(state.embedded, total), total
 
     def drop(self, paths: Collection[str]) -> None:
         """Forget these files' vectors in this process too, if the stage is loaded (never loads it)."""
