@@ -76,6 +76,7 @@ _LAZY_COMMANDS = {
     "view": ("reme_mcp.faces.view.command", "view"),
     "forget": ("reme_mcp.faces.forget_command", "forget"),
     "scrub": ("reme_mcp.faces.forget_command", "scrub"),
+    "tidy": ("reme_mcp.faces.tidy_command", "tidy"),
 }
 
 

@@ -22,6 +22,7 @@ from reme_mcp import __version__
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
 from reme_mcp.faces.lazy_memory import LazyMemory
+from reme_mcp.faces.prompts import register_prompts
 from reme_mcp.faces.roots import ClientRoots
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -127,9 +128,10 @@ def _tool(server: MCPServer, **options: Any) -> Callable[[Any], Any]:
     return register
 
 
-# MCPServer registers prompt and resource handlers of its own; with them it advertises the
-# capabilities, and OpenClaw, Hermes and Pi then offer the model empty wrapper tools.
-UNUSED_METHODS = ("prompts/", "resources/", "completion/")
+# MCPServer registers resource and completion handlers of its own; with them it advertises the
+# capabilities, and OpenClaw, Hermes and Pi then offer the model empty wrapper tools. Prompts are
+# served (faces/prompts.py).
+UNUSED_METHODS = ("resources/", "completion/")
 
 
 def _drop_unused_capabilities(server: MCPServer) -> None:
@@ -313,6 +315,7 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
         from reme_mcp.faces.forget_tool import register_forget
 
         register_forget(server, session, _run, _result)
+    register_prompts(server, session)
     _drop_unused_capabilities(server)
     server.tools_listed = threading.Event()
     if warm_up:

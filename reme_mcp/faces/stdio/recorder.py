@@ -14,6 +14,7 @@ from reme_mcp import __version__
 from reme_mcp.faces.stdio.early_search import cut_frame
 from reme_mcp.faces.stdio.handshake import (
     ANSWERS_FILE,
+    LISTS,
     PROTOCOL_VERSION_KEY,
     RECORDED_ID,
     RECORDED_PREFIX,
@@ -50,12 +51,14 @@ def conversations(client: str = "reme-mcp-recorder") -> dict[str, list[dict[str,
         talks[f"initialize@{version}"] = [_request("initialize", initialize)]
         opened = {**_request("initialize", initialize), "id": 0}
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        talks[f"tools/list@{version}"] = [opened, initialized, _request("tools/list")]
+        for listing in LISTS:
+            talks[f"{listing}@{version}"] = [opened, initialized, _request(listing)]
         talks[f"{SEARCH_FRAME}@{version}"] = [opened, initialized, _request("tools/call", SEARCH_CALL)]
     for version in MODERN_PROTOCOL_VERSIONS:
         meta = {"_meta": envelope(version, client)}
         talks[f"server/discover@{version}"] = [_request("server/discover", meta)]
-        talks[f"tools/list@{version}"] = [_request("tools/list", meta)]
+        for listing in LISTS:
+            talks[f"{listing}@{version}"] = [_request(listing, meta)]
         talks[f"{SEARCH_FRAME}@{version}"] = [_request("tools/call", {**SEARCH_CALL, **meta})]
     return talks
 
