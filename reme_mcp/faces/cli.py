@@ -131,6 +131,12 @@ class _Commands(click.Group):
     type=click.Path(file_okay=False),
     help="The personal workspace every project reads (default: $REME_PERSONAL, else ~/.reme/personal).",
 )
+@click.option(
+    "--no-prompts",
+    "no_prompts",
+    is_flag=True,
+    help="Offer no MCP prompts (consolidate, keep_session): for hosts that turn them into tools (docs/consolidation.md).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
 def cli(
@@ -143,6 +149,7 @@ def cli(
     project: str | None,
     projects_root: str | None,
     personal: str | None,
+    no_prompts: bool,
 ) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in ReMe workspaces.
 
@@ -151,7 +158,8 @@ def cli(
     # Where `ingest` files each session when every project has its own workspace (ingest/cli.py).
     ctx.ensure_object(dict)["route"] = _ingest_route
     if ctx.invoked_subcommand is None:
-        ctx.invoke(serve, ingest_sources=ingest_sources)
+        # --no-prompts only changes serving: a snippet's flags followed by another command keep working.
+        ctx.invoke(serve, ingest_sources=ingest_sources, no_prompts=no_prompts)
     elif ingest_sources:
         raise click.UsageError(
             "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"
@@ -182,6 +190,12 @@ def cli(
     is_flag=True,
     help="Offer the destructive `forget` tool, which asks you before every removal ($REME_ALLOW_FORGET=1; docs/forget.md).",
 )
+@click.option(
+    "--no-prompts",
+    "no_prompts",
+    is_flag=True,
+    help="Offer no MCP prompts (consolidate, keep_session): for hosts that turn them into tools (docs/consolidation.md).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -194,10 +208,13 @@ def serve(
     ingest_sources: tuple[str, ...] = (),
     sync_every: str | None = None,
     allow_forget: bool = False,
+    no_prompts: bool = False,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     _logging()
     settings = _settings(ctx, workspace)
+    if no_prompts:
+        settings = dataclasses.replace(settings, prompts=False)
     if allow_forget:
         settings = dataclasses.replace(settings, allow_forget=True)
     if sync_every is not None:

@@ -134,9 +134,10 @@ def _tool(server: MCPServer, **options: Any) -> Callable[[Any], Any]:
 UNUSED_METHODS = ("resources/", "completion/")
 
 
-def _drop_unused_capabilities(server: MCPServer) -> None:
+def _drop_unused_capabilities(server: MCPServer, prompts: bool) -> None:
     handlers = server._lowlevel_server._request_handlers
-    for method in [m for m in handlers if m.startswith(UNUSED_METHODS)]:
+    unused = UNUSED_METHODS if prompts else (*UNUSED_METHODS, "prompts/")
+    for method in [m for m in handlers if m.startswith(unused)]:
         del handlers[method]
 
 
@@ -315,8 +316,9 @@ def build_server(settings: Settings, warm_up: bool = True, memory: LazyMemory | 
         from reme_mcp.faces.forget_tool import register_forget
 
         register_forget(server, session, _run, _result)
-    register_prompts(server, session)
-    _drop_unused_capabilities(server)
+    if settings.prompts:
+        register_prompts(server, session)
+    _drop_unused_capabilities(server, settings.prompts)
     server.tools_listed = threading.Event()
     if warm_up:
         memory.warm_up(after=server.tools_listed)

@@ -33,6 +33,10 @@ ClusterKind = Literal["chain", "duplicates", "dialog", "topic"]
 
 # Two notes are duplicates at this share of their weighted words (weighted Jaccard).
 DUPLICATE_SIMILARITY = 0.6
+# Copies and versions differ in one slot at most (a value): two notes that each hold two or more
+# words the other lacks say different things ("paired with Ines on checkout" / "with Jonas on
+# onboarding"), however much wording they share.
+MAX_OWN_WORDS = 1
 # A note restates a dialog message holding this share of the note's weighted words.
 DIALOG_CONTAINMENT = 0.7
 # A topic cluster: at least this many current notes under this many characters sharing a tag.
@@ -61,6 +65,7 @@ class NoteText:
     description: str = ""
     tags: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()  # the files it links to (wikilinks, its source_conversation)
     line: int = 0  # for a dialog message, its line in the dialog file
 
     @property
@@ -114,7 +119,7 @@ def find_clusters(notes: Sequence[NoteText]) -> list[Cluster]:
     ):
         for cluster in found:
             fresh = [p for p in cluster.replaceable if p not in taken]
-            if len(cluster.notes) < 2 or (cluster.kind != "dialog" and len(fresh) < len(cluster.replaceable)):
+            if len(cluster.notes) < 2 or len(fresh) < len(cluster.replaceable):
                 continue
             taken.update(cluster.replaceable)
             clusters.append(cluster)
@@ -161,7 +166,7 @@ def _duplicates(current: list[NoteText], weights: WordWeights) -> list[Cluster]:
     pairs = [
         (current[i].path, current[j].path)
         for i, j in _candidate_pairs(sets, sets, weights)
-        if i < j and _similarity(sets[i], sets[j], weights) >= DUPLICATE_SIMILARITY
+        if i < j and _similarity(sets[i], sets[j], weights) >= DUPLICATE_SIMILARITY and _one_slot(sets[i], sets[j])
     ]
     by_path = {note.path: note for note in current}
     clusters = []
@@ -180,6 +185,8 @@ def _restated_dialogs(current: list[NoteText], messages: list[NoteText], weights
     theirs = [words(message.text) for message in messages]
     best: dict[int, tuple[float, int]] = {}
     for i, j in _candidate_pairs(mine, theirs, weights):
+        if messages[j].path in current[i].links:  # already names where it came from: settled
+            continue
         share = _containment(mine[i], theirs[j], weights)
         if share >= DIALOG_CONTAINMENT and share > best.get(i, (0.0, -1))[0]:
             best[i] = (share, j)
@@ -243,6 +250,10 @@ def _candidate_pairs(left: Sequence[set[str]], right: Sequence[set[str]], weight
         for word in found:
             pairs.update((i, j) for j in postings.get(word, ()))
     return pairs
+
+
+def _one_slot(a: set[str], b: set[str]) -> bool:
+    return min(len(a - b), len(b - a)) <= MAX_OWN_WORDS
 
 
 def _similarity(a: set[str], b: set[str], weights: WordWeights) -> float:

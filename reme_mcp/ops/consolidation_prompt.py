@@ -32,6 +32,8 @@ KEEP_SESSION = """Before this session ends, keep what it decided, with reme's `r
 4. Leave out secrets, passing chatter, and anything only true for this session.
 Then say in one line per note what you kept, with its path."""
 
+# Other clusters named in a prompt, so the model (or person) can take the next one.
+MAX_LISTED = 20
 NO_CLUSTER = "There is nothing to consolidate in this memory now: no notes repeat or replace each other."
 
 
@@ -46,18 +48,23 @@ def consolidate_text(sources: Iterable[tuple[str | None, Memory]], wanted: str) 
         known = ", ".join(item[2].id for item in found[:10]) or "none now"
         raise ReMeError(f"cluster {wanted!r} is not found: run `reme-mcp tidy --dry-run` (known: {known})")
     label, _, picked = chosen[0]
-    return consolidation_prompt(picked, "personal" if label == PERSONAL else "project", len(found))
+    others = [item[2].id for item in found if item[2].id != picked.id]
+    return consolidation_prompt(picked, "personal" if label == PERSONAL else "project", others)
 
 
-def consolidation_prompt(cluster: Cluster, scope: str, clusters: int) -> str:
+def consolidation_prompt(cluster: Cluster, scope: str, others: list[str]) -> str:
     """The instruction and the cluster's notes, each inside the recall boundary."""
     paths = list(cluster.replaceable)
     notes = "\n\n".join(_shown(note.path, note.line, note.date, note.text) for note in cluster.notes)
     dialog = [n.path for n in cluster.notes if n.is_dialog]
     source = f" Name the dialog it came from as a wikilink, [[{dialog[0]}]]." if dialog else ""
-    others = f" ({clusters - 1} other cluster(s) wait; run this prompt again for the next.)" if clusters > 1 else ""
+    waiting = (
+        f"\nOther clusters waiting (pass one as this prompt's `cluster` argument): {', '.join(others[:MAX_LISTED])}"
+        if others
+        else ""
+    )
     return (
-        f"Consolidate this cluster of reme memory ({cluster.id}, {cluster.kind}): {cluster.reason}.{others}\n\n"
+        f"Consolidate this cluster of reme memory ({cluster.id}, {cluster.kind}): {cluster.reason}.{waiting}\n\n"
         "Read the notes below. If they state one fact (or versions of one fact), write ONE consolidated note "
         "with reme's `remember` tool that says what is true now (where values differ, the newest dated note "
         "wins; keep what an older note adds that is still true), in your own words, not a copy of any one note."

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
 from reme_mcp.ops.consolidation import Cluster, NoteText, find_clusters, supersede_links
-from reme_mcp.storage.documents import meta_text, parse_message, split_front_matter
+from reme_mcp.storage.documents import meta_text, parse_message, split_front_matter, wikilinks
 from reme_mcp.storage.workspace import Workspace, path_date
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def _note(ws: Workspace, path: str) -> Iterator[NoteText]:
         description=meta_text(meta, "description"),
         tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
         supersedes=supersede_links(meta),
+        links=tuple(wikilinks(body)) + tuple(wikilinks(meta_text(meta, "source_conversation"))),
     )
 
 

@@ -64,6 +64,9 @@ def test_notes_sharing_only_a_boilerplate_sentence_are_not_clustered(tmp_path: P
     _note(tmp_path, "daily/2026-05-04/train.md", "The release train leaves every second Wednesday." + tail)
     _note(tmp_path, "daily/2026-05-05/orders.md", "The orders service caches its catalogue in Redis.")
     _note(tmp_path, "daily/2026-05-06/billing.md", "The billing service caches its invoices in Memcached.")
+    # One template, two things: the words each holds alone (a person, a product) say so.
+    _note(tmp_path, "daily/2026-05-07/pair-1.md", "Paired with Ines on the checkout flaky test; a timezone assumption.")
+    _note(tmp_path, "daily/2026-05-08/pair-2.md", "Paired with Jonas on the exports flaky test; a timezone assumption.")
     assert _clusters(tmp_path) == []
 
 
@@ -104,6 +107,12 @@ def test_a_note_restating_a_dialog_message_is_clustered_with_it(tmp_path: Path) 
     assert [c.kind for c in clusters] == ["dialog"]
     assert clusters[0].replaceable == ("daily/2026-06-01/postgres.md",)
     assert [(n.path, n.line) for n in clusters[0].notes if n.is_dialog] == [("session/dialog/s1.jsonl", 2)]
+
+    # The consolidated note names the dialog it came from: settled.
+    everyone = ["[[daily/2026-06-01/postgres.md]]"]
+    body = "Postgres stays on major version 16 until the extension catches up ([[session/dialog/s1.jsonl]])."
+    _note(tmp_path, "daily/2026-06-02/postgres-kept.md", body, supersedes=everyone)
+    assert _clusters(tmp_path) == []
 
 
 def test_many_small_notes_on_one_tag_form_a_topic(tmp_path: Path) -> None:

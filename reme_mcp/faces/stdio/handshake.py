@@ -23,6 +23,9 @@ from typing import Any
 from reme_mcp import __version__
 
 ANSWERS_FILE = Path(__file__).with_name("handshake.json")
+# The answers of a server with its prompts, and of one started with --no-prompts.
+ANSWERS_KEY = "answers"
+ANSWERS_WITHOUT_PROMPTS_KEY = "answers_without_prompts"
 
 # The `_meta` key that marks a 2026-07-28 (per-request envelope) message.
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -159,12 +162,14 @@ class EarlyAnswers:
         return True, (None if early.rstrip(b"\n") == line.rstrip(b"\n") else request_id)
 
 
-def load() -> EarlyAnswers | None:
-    """The recorded answers, when they were recorded from this SDK for this reme-mcp; else None."""
+def load(prompts: bool = True) -> EarlyAnswers | None:
+    """The recorded answers, when they were recorded from this SDK for this reme-mcp; else None.
+
+    `prompts` False: the answers of a server started with --no-prompts."""
     try:
         recorded = json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
         if recorded["reme_mcp"] != __version__ or recorded["mcp"] != sdk_version():
             return None
-        return EarlyAnswers(dict(recorded["answers"]))
+        return EarlyAnswers(dict(recorded[ANSWERS_KEY if prompts else ANSWERS_WITHOUT_PROMPTS_KEY]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
