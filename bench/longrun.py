@@ -190,6 +190,7 @@ async def tidy_pass(world: World, month: int, at_most: int = 60) -> None:
     state which fact) and takes the next cluster the prompt names, until none is left."""
     seen: set[str] = set()
     wanted = ""
+    world.declined = 0
     for _ in range(at_most):
         prompt = await world.client.get_prompt("consolidate", {"cluster": wanted})
         text = "\n".join(m.content.text for m in prompt.messages)
@@ -262,11 +263,13 @@ async def measure(world: World, year: Year, month: int, repo: Path) -> dict[str,
             flagged = {str(r.get("path") if isinstance(r, dict) else r) for r in hit["stale_refs"] or []}
             gone_unflagged += len([p for p in gone if p not in flagged])
             current_flagged += bool(named and not gone and flagged)
-    redundant = 0
+    redundant = unmarked = 0
     for number, (at, _, question) in enumerate(year.decisions):
         if at <= month:
             hits = (await world.call("search", {"query": question, "limit": 5}))["results"]
-            redundant += max(0, sum(h["path"] in world.decision_paths[number] for h in hits) - 1)
+            copies = [h for h in hits if h["path"] in world.decision_paths[number]]
+            redundant += max(0, len(copies) - 1)
+            unmarked += max(0, len([h for h in copies if not h.get("superseded_by")]) - 1)
     times = sorted(world.times)
     index = sum(p.stat().st_size for p in (world.root / "index").rglob("*") if p.is_file())
     return {
@@ -276,6 +279,7 @@ async def measure(world: World, year: Year, month: int, repo: Path) -> dict[str,
         "current_flagged": current_flagged if flags else None,
         "gone_named": gone_named,
         "redundant": redundant,
+        "unmarked": unmarked,
         "copies": world.copies_kept,
         "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))] if times else 0.0,
         "index_kb": index // 1024,
@@ -316,12 +320,12 @@ def _cell(row: dict[str, Any]) -> str:
     hinted, unhinted = row["hinted"], row["unhinted"]
     return (
         f"{hinted[0]:>2}/{hinted[1]:<2} {unhinted[0]:>2}/{unhinted[1]:<2} {flag:>5} {row['gone_named']:>4}"
-        f" {row['redundant']:>4} {row['copies']:>3} {row['p95_ms']:>6.1f} {row['index_kb']:>6}"
+        f" {row['redundant']:>2}/{row['unmarked']:<2} {row['copies']:>3} {row['p95_ms']:>6.1f} {row['index_kb']:>6}"
     )
 
 
 def report(seed: int, rows: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> None:
-    head = "hint  nohint  flags gone  red5 cop  p95ms  idxKB"
+    head = "hint  nohint  flags gone red5/u cop  p95ms  idxKB"
     print(f"\nseed {seed}: per month, kept as it came | tidied monthly by the scripted model")
     print(f"month | {head} | {head} | written/declined")
     for month, kept, tidied in rows:
@@ -340,7 +344,8 @@ def main() -> None:
     parser.add_argument("--keep", help="Keep each seed's repository and workspaces under this folder.")
     args = parser.parse_args()
     print("flags: gone-not-flagged/current-flagged (n/a: hits carry no stale_refs); gone: hits naming a gone file;")
-    print("red5: decision copies beyond the first in a top 5; cop: recalled results stored back as notes")
+    print("red5/u: decision copies beyond the first in a top 5 / of them, those not marked superseded;")
+    print("cop: recalled results stored back as notes; written/declined: the tidy pass's notes, clusters it declined")
     for seed in [int(s) for s in args.seeds.split(",") if s.strip()]:
         with tempfile.TemporaryDirectory(prefix=f"longrun-{seed}-") as temporary:
             base = Path(args.keep) / f"seed-{seed}" if args.keep else Path(temporary)

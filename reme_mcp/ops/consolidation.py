@@ -31,12 +31,13 @@ from reme_mcp.storage.documents import wikilinks
 
 ClusterKind = Literal["chain", "duplicates", "dialog", "topic"]
 
-# Two notes are duplicates at this share of their weighted words (weighted Jaccard).
-DUPLICATE_SIMILARITY = 0.6
-# Copies and versions differ in one slot at most (a value): two notes that each hold two or more
-# words the other lacks say different things ("paired with Ines on checkout" / "with Jonas on
-# onboarding"), however much wording they share.
-MAX_OWN_WORDS = 1
+# Two notes are copies or versions at this share of their weighted words (weighted Jaccard), and
+# only when each fills one slot its own way at most (MAX_OWN_RUNS).
+DUPLICATE_SIMILARITY = 0.45
+# Copies and versions differ in one slot at most (a value, however many words): two notes that
+# each fill two or more places their own way say different things ("paired with Ines on checkout"
+# / "with Jonas on exports"), however much wording they share.
+MAX_OWN_RUNS = 1
 # A note restates a dialog message holding this share of the note's weighted words.
 DIALOG_CONTAINMENT = 0.7
 # A topic cluster: at least this many current notes under this many characters sharing a tag.
@@ -96,11 +97,19 @@ def supersede_links(meta: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip().lstrip("/") for p in found if p.strip()))
 
 
-def words(text: str) -> set[str]:
-    """The words a note is compared by: lower case, short ones left out, CJK characters one by one."""
-    found = {w for w in _WORD.findall(text.lower()) if len(w) >= MIN_WORD_CHARS and not _CJK.search(w)}
-    found.update(_CJK.findall(text))
+def word_list(text: str) -> list[str]:
+    """The words a note is compared by, in order: lower case, short ones left out, CJK characters one by one."""
+    found: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if _CJK.search(word):
+            found.extend(_CJK.findall(word))
+        elif len(word) >= MIN_WORD_CHARS:
+            found.append(word)
     return found
+
+
+def words(text: str) -> set[str]:
+    return set(word_list(text))
 
 
 def find_clusters(notes: Sequence[NoteText]) -> list[Cluster]:
@@ -162,15 +171,18 @@ def _chains(by_path: Mapping[str, NoteText]) -> list[Cluster]:
 
 
 def _duplicates(current: list[NoteText], weights: WordWeights) -> list[Cluster]:
-    sets = [words(note.text) for note in current]
-    pairs = [
-        (current[i].path, current[j].path)
+    orders = [word_list(note.text) for note in current]
+    sets = [set(order) for order in orders]
+    scored = [
+        (_similarity(sets[i], sets[j], weights), current[i].path, current[j].path)
         for i, j in _candidate_pairs(sets, sets, weights)
-        if i < j and _similarity(sets[i], sets[j], weights) >= DUPLICATE_SIMILARITY and _one_slot(sets[i], sets[j])
+        if i < j
+        and _similarity(sets[i], sets[j], weights) >= DUPLICATE_SIMILARITY
+        and min(_own_runs(orders[i], sets[j]), _own_runs(orders[j], sets[i])) <= MAX_OWN_RUNS
     ]
     by_path = {note.path: note for note in current}
     clusters = []
-    for group in _components(by_path, pairs):
+    for group in _complete_groups([(a, b) for _, a, b in sorted(scored, reverse=True)]):
         if len(group) < 2:
             continue
         members = [by_path[p] for p in group]
@@ -252,8 +264,14 @@ def _candidate_pairs(left: Sequence[set[str]], right: Sequence[set[str]], weight
     return pairs
 
 
-def _one_slot(a: set[str], b: set[str]) -> bool:
-    return min(len(a - b), len(b - a)) <= MAX_OWN_WORDS
+def _own_runs(order: list[str], other: set[str]) -> int:
+    """How many runs of consecutive words of a note the other note lacks: the slots it fills its own way."""
+    runs, inside = 0, False
+    for word in order:
+        own = word not in other
+        runs += own and not inside
+        inside = own
+    return runs
 
 
 def _similarity(a: set[str], b: set[str], weights: WordWeights) -> float:
@@ -264,6 +282,22 @@ def _similarity(a: set[str], b: set[str], weights: WordWeights) -> float:
 def _containment(part: set[str], whole: set[str], weights: WordWeights) -> float:
     mine = sum(weights.get(w, 0.0) for w in part)
     return sum(weights.get(w, 0.0) for w in part & whole) / mine if mine > 0 else 0.0
+
+
+def _complete_groups(pairs: list[tuple[str, str]]) -> list[list[str]]:
+    """Groups in which every two notes form a pair, built from the best pairs first: unlike connected
+    components, A~B and B~C do not put A with C (one template filled three ways is not one fact)."""
+    linked = {frozenset(pair) for pair in pairs}
+    group_of: dict[str, set[str]] = {}
+    for a, b in pairs:
+        ga, gb = group_of.get(a, {a}), group_of.get(b, {b})
+        if ga is gb or not all(frozenset((x, y)) in linked for x in ga for y in gb):
+            continue
+        merged = ga | gb
+        for node in merged:
+            group_of[node] = merged
+    unique = {id(g): g for g in group_of.values()}
+    return sorted(sorted(g) for g in unique.values())
 
 
 def _components(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[list[str]]:
