@@ -49,6 +49,11 @@ MAX_CLUSTER_NOTES = 12
 # find pairs worth comparing.
 RARE_WORD_SHARE = 0.05
 PAIRING_MIN_FILES = 10
+# Nor a word more than this many files hold, however large the workspace: pairs stay near linear.
+MAX_POSTINGS = 200
+# A pair is compared when one holds PAIRING_SHARED of the other's PAIRING_KEYS rarest words.
+PAIRING_KEYS = 6
+PAIRING_SHARED = 2
 # Words this short carry little (articles, particles); CJK characters are kept one by one.
 MIN_WORD_CHARS = 3
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
@@ -250,8 +255,9 @@ def _weights(notes: Sequence[NoteText]) -> WordWeights:
 
 
 def _candidate_pairs(left: Sequence[set[str]], right: Sequence[set[str]], weights: WordWeights) -> set[tuple[int, int]]:
-    """Index pairs (left, right) sharing a word that is not everywhere: the only pairs worth comparing,
-    so a workspace of thousands of notes is not compared pair by pair."""
+    """Index pairs (left, right) worth comparing: the right one holds at least two of the left one's
+    rarest words (one, for a note of one word). Copies and versions share most of their rare words;
+    a workspace of thousands of notes is then not compared pair by pair."""
     postings: dict[str, list[int]] = {}
     for j, found in enumerate(right):
         for word in found:
@@ -259,8 +265,14 @@ def _candidate_pairs(left: Sequence[set[str]], right: Sequence[set[str]], weight
                 postings.setdefault(word, []).append(j)
     pairs: set[tuple[int, int]] = set()
     for i, found in enumerate(left):
-        for word in found:
-            pairs.update((i, j) for j in postings.get(word, ()))
+        keys = sorted(found, key=lambda w: (-weights.get(w), w))[:PAIRING_KEYS]
+        hits: Counter[int] = Counter()
+        for word in keys:
+            holders = postings.get(word, ())
+            if len(holders) <= MAX_POSTINGS:
+                hits.update(holders)
+        need = min(PAIRING_SHARED, len(keys))
+        pairs.update((i, j) for j, count in hits.items() if count >= need)
     return pairs
 
 
