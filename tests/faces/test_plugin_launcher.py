@@ -334,17 +334,15 @@ def test_a_failed_build_is_named_in_each_tool_call_error(plugin: Path, tmp_path:
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01", *MODERN]
 
 
-@pytest.mark.parametrize(
-    ("version", "claude"), [*((v, False) for v in VERSIONS), ("2025-06-18", True), (MODERN[-1], True)]
-)
+@pytest.mark.parametrize(("version", "claude"), [*((v, False) for v in VERSIONS), (MODERN[-1], True)])
 def test_the_first_start_negotiates_as_the_server_does(
     plugin: Path, tmp_path: Path, version: str, claude: bool
 ) -> None:
     """The early answers equal the real server's, for every version a client may ask for (one it
     does not know included): the installed server beside the launcher's front (no uv, so no build).
-    Started by Claude Code the plugin serves the prompts; by any other host, not (--no-prompts)."""
-    flags = [] if claude else ["--no-prompts"]
-    argv = [sys.executable, "-m", "reme_mcp", *flags, "--workspace", str(tmp_path / "w")]
+    The front serves no prompts (--no-prompts), not even under Claude Code: a host waiting for a
+    build gets the five tools without waiting for anything else."""
+    argv = [sys.executable, "-m", "reme_mcp", "--no-prompts", "--workspace", str(tmp_path / "w")]
     server = Connection(argv, os.environ, tmp_path)
     env = _env(with_uv=False) | ({"CLAUDE_PLUGIN_ROOT": str(plugin)} if claude else {})
     front = _launch(plugin, tmp_path / "data", env)
@@ -355,7 +353,7 @@ def test_the_first_start_negotiates_as_the_server_does(
         connection.seen = [message for message in connection.seen if message.get("id") != "listen:0"]
     assert server.seen == front.seen
     if version != "2099-01-01" and version not in MODERN:
-        assert ("prompts" in front.seen[0]["result"]["capabilities"]) is claude
+        assert "prompts" not in front.seen[0]["result"]["capabilities"]
     if version not in MODERN:
         expected = "2025-11-25" if version == "2099-01-01" else version
         assert front.seen[0]["result"]["protocolVersion"] == expected
