@@ -53,6 +53,9 @@ class Settings:
     # The opt-in `forget` tool (`serve --allow-forget`, REME_ALLOW_FORGET=1); off, the server
     # lists exactly the five tools (docs/forget.md).
     allow_forget: bool = False
+    # The MCP prompts (consolidate, keep_session): off with `--no-prompts`, for hosts that turn a
+    # server's prompts into tools the model sees (docs/consolidation.md).
+    prompts: bool = True
     # Where forgotten files wait before they are gone (REME_TRASH_DIR), and for how many days
     # (REME_TRASH_DAYS; 0: removed at once): outside the workspace, never searched or synced.
     trash_home: Path = field(default_factory=lambda: default_trash_home())

@@ -31,6 +31,10 @@ LAUNCHERS = ("installed", "uvx")
 ``uvx``: ``uvx reme-mcp``, which needs reme-mcp published on the package index."""
 
 HERMES_DISCOVERY_TIMEOUT = 10.0
+# Hosts that offer a server's prompts to the model as tools of their own (list_prompts and
+# get_prompt wrappers) instead of as commands: their snippets turn the prompts off, so the model
+# sees the five tools alone (docs/consolidation.md).
+PROMPTS_AS_TOOLS = frozenset({"hermes", "openclaw", "pi"})
 """Hermes waits ``mcp_discovery_timeout`` (1.5 s by default) for servers before the first turn,
 then runs the whole session without the tools that were late."""
 
@@ -81,6 +85,7 @@ def _launch(
     ingest: tuple[str, ...] = (),
     semantic: str | None = None,
     semantic_model: str | None = None,
+    prompts: bool = True,
 ) -> _Launch:
     # Always flags, never REME_* in env: OpenClaw and Hermes start servers with a few
     # variables of their own choosing (HOME, PATH, SHELL, TERM, ...), whatever the user's shell holds.
@@ -94,6 +99,8 @@ def _launch(
         tail = (*tail, "--semantic", semantic)
     if semantic_model:
         tail = (*tail, "--semantic-model", semantic_model)
+    if not prompts:
+        tail = ("--no-prompts", *tail)
     if launcher == "uvx":
         return _Launch("uvx", (*_uvx_from(semantic, semantic_model), PACKAGE, *tail))
     command, *args = installed_command()
@@ -273,4 +280,5 @@ def render_config(
         raise UnknownClientError(f"unknown client {client!r}; accepted: {accepted}")
     if launcher not in LAUNCHERS:
         raise UnknownClientError(f"unknown launcher {launcher!r}; accepted: {', '.join(LAUNCHERS)}")
-    return host.render(_launch(workspace, launcher, timezone, ingest, semantic, semantic_model))
+    prompts = host.id not in PROMPTS_AS_TOOLS
+    return host.render(_launch(workspace, launcher, timezone, ingest, semantic, semantic_model, prompts))

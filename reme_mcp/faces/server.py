@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from reme_mcp._version import __version__
 from reme_mcp.config import Settings
 from reme_mcp.faces.deferred_memories import DeferredMemories
+from reme_mcp.faces.prompts import register_prompts
 from reme_mcp.faces.read_tools import add_read_tools
 from reme_mcp.faces.remember_tool import add_remember_tool
 from reme_mcp.faces.roots import ClientRoots
@@ -72,13 +73,15 @@ def describe_validation(error: ValidationError) -> str:
 
 
 # MCPServer registers prompt and resource handlers of its own; with them it advertises the
-# capabilities, and OpenClaw, Hermes and Pi then offer the model empty wrapper tools.
-UNUSED_METHODS = ("prompts/", "resources/", "completion/")
+# capabilities, and OpenClaw, Hermes and Pi then offer the model empty wrapper tools. Prompts are
+# served (faces/prompts.py) unless --no-prompts turns them off for such hosts.
+UNUSED_METHODS = ("resources/", "completion/")
 
 
-def _drop_unused_capabilities(server: MCPServer) -> None:
+def _drop_unused_capabilities(server: MCPServer, prompts: bool) -> None:
     handlers = server._lowlevel_server._request_handlers
-    for method in [m for m in handlers if m.startswith(UNUSED_METHODS)]:
+    unused = UNUSED_METHODS if prompts else (*UNUSED_METHODS, "prompts/")
+    for method in [m for m in handlers if m.startswith(unused)]:
         del handlers[method]
 
 
@@ -113,7 +116,9 @@ def build_server(settings: Settings, warm_up: bool = True, memory: DeferredMemor
         from reme_mcp.faces.forget_tool import register_forget
 
         register_forget(server, session, run_operation, tool_result)
-    _drop_unused_capabilities(server)
+    if settings.prompts:
+        register_prompts(server, session)
+    _drop_unused_capabilities(server, settings.prompts)
     server.tools_listed = threading.Event()
     server.finish = _start_background(server, memory, settings, warm_up)
     return server

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
-from reme_mcp.faces.client_config import UnknownClientError, installed_command, list_clients, render_config
+from reme_mcp.faces.client_config import (
+    PROMPTS_AS_TOOLS,
+    UnknownClientError,
+    installed_command,
+    list_clients,
+    render_config,
+)
 
 ALL_CLIENTS = [
     "claude-code",
@@ -87,10 +93,11 @@ def test_list_clients_covers_every_host_with_a_file_named() -> None:
 @pytest.mark.parametrize("client", ALL_CLIENTS)
 def test_snippet_parses_and_starts_reme_mcp_on_the_absolute_workspace(client: str, workspace: Path) -> None:
     entry = _server_entry(client, _parse(client, render_config(client, workspace)))
-    assert _argv(client, entry) == [*installed_command(), "--workspace", str(workspace.resolve())]
+    flags = ["--no-prompts"] if client in PROMPTS_AS_TOOLS else []
+    assert _argv(client, entry) == [*installed_command(), *flags, "--workspace", str(workspace.resolve())]
     assert Path(_argv(client, entry)[0]).is_absolute()
     published = _server_entry(client, _parse(client, render_config(client, workspace, "uvx")))
-    assert _argv(client, published) == ["uvx", "reme-mcp", "--workspace", str(workspace.resolve())]
+    assert _argv(client, published) == ["uvx", "reme-mcp", *flags, "--workspace", str(workspace.resolve())]
 
 
 def test_installed_command_is_this_installation() -> None:
@@ -228,3 +235,14 @@ def test_a_uvx_snippet_installs_the_extra_its_search_by_meaning_needs(
     """uvx installs the package alone unless told otherwise: `--semantic on` would then search by words."""
     entry = _server_entry("codex", _parse("codex", render_config("codex", workspace, "uvx", None, (), semantic, model)))
     assert _argv("codex", entry)[: len(source) + 2] == ["uvx", *source, "reme-mcp"]
+
+
+def test_hosts_that_turn_prompts_into_tools_get_no_prompts() -> None:
+    """Hermes, OpenClaw and Pi offer a server's prompts to the model as list_prompts/get_prompt tools:
+    their snippets start reme-mcp with --no-prompts, so the model sees the five tools alone."""
+    from reme_mcp.faces.client_config import render_config
+
+    for client in ("hermes", "openclaw", "pi"):
+        assert "--no-prompts" in render_config(client, None), client
+    for client in ("claude-code", "codex", "cursor", "vscode", "opencode"):
+        assert "--no-prompts" not in render_config(client, None), client

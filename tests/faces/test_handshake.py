@@ -6,6 +6,7 @@ what the SDK writes on a connection of its own, for every protocol version it sp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -40,6 +41,15 @@ def test_the_recorded_answers_are_what_this_sdk_answers_now(recorded: dict[str, 
     assert {f"{handshake.SEARCH_FRAME}@{v}" for v in versions} <= keys
 
 
+def test_the_answers_without_prompts_are_what_the_sdk_answers_with_no_prompts(recorded: dict[str, Any]) -> None:
+    without = recorded[handshake.ANSWERS_WITHOUT_PROMPTS_KEY]
+    assert recorder.record(client="another-client", prompts=False) == without
+    assert set(without) == set(recorded[handshake.ANSWERS_KEY])
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        assert '"prompts"' in recorded[handshake.ANSWERS_KEY][f"initialize@{version}"]
+        assert '"prompts"' not in without[f"initialize@{version}"]
+
+
 def test_the_sdk_version_is_read_right() -> None:
     from importlib import metadata
 
@@ -54,8 +64,8 @@ def test_answers_recorded_from_another_sdk_are_not_used(tmp_path: Path, monkeypa
     assert handshake.load() is None
 
 
-def _start(workspace: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "reme_mcp", "--workspace", str(workspace)]
+def _start(workspace: Path, *flags: str) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "reme_mcp", "--workspace", str(workspace), *flags]
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -101,6 +111,23 @@ def test_the_process_writes_exactly_what_the_sdk_alone_writes(key: str, tmp_path
     server.stdin.close()
     assert server.wait(timeout=30) == 0
     assert written == expected
+
+
+@pytest.mark.parametrize("key", [k for k in HANDSHAKE_KEYS if k.startswith(("initialize@", "prompts/list@"))][:4])
+def test_a_process_with_no_prompts_writes_what_the_sdk_alone_writes(key: str, tmp_path: Path) -> None:
+    messages = recorder.conversations()[key]
+    lines = _with_ids(messages, ["zero", 7][-sum("id" in m for m in messages) :])
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": "end", "method": "ping"}).encode() + b"\n")
+    alone = dataclasses.replace(load_settings(str(tmp_path / "alone"), "UTC"), prompts=False)
+    expected = converse(alone, lines)
+    server = _start(tmp_path / "front", "--no-prompts")
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(b"".join(lines))
+    server.stdin.flush()
+    written = _read_until(server.stdout, b'"end"')
+    server.stdin.close()
+    assert server.wait(timeout=30) == 0
+    assert written == expected and b'"prompts"' not in b"".join(written)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

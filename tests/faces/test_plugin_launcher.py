@@ -57,6 +57,10 @@ def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, An
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
+# What Claude Code sets for a plugin's servers; bin/reme-mcp serves the MCP prompts only then.
+CLAUDE_VARIABLES = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR")
+
+
 def _env(*, with_uv: bool) -> dict[str, str]:
     path = os.environ["PATH"]
     if with_uv:
@@ -64,7 +68,9 @@ def _env(*, with_uv: bool) -> dict[str, str]:
     else:
         # Whatever else the machine has stays; only folders holding a uv go.
         path = os.pathsep.join(part for part in path.split(os.pathsep) if not (Path(part) / "uv").exists())
-    return {**os.environ, "PATH": path, "UV_CACHE_DIR": str(cache_root() / "uv-cache")}
+    # Not started by Claude Code (no CLAUDE_* of the person running the tests): no prompts.
+    kept = {key: value for key, value in os.environ.items() if key not in CLAUDE_VARIABLES}
+    return {**kept, "PATH": path, "UV_CACHE_DIR": str(cache_root() / "uv-cache")}
 
 
 class Connection:
@@ -325,18 +331,29 @@ def test_a_failed_build_is_named_in_each_tool_call_error(plugin: Path, tmp_path:
     assert no_environment_built(tmp_path / "data")
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01", *MODERN])
-def test_the_first_start_negotiates_as_the_server_does(plugin: Path, tmp_path: Path, version: str) -> None:
+VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2099-01-01", *MODERN]
+
+
+@pytest.mark.parametrize(("version", "claude"), [*((v, False) for v in VERSIONS), (MODERN[-1], True)])
+def test_the_first_start_negotiates_as_the_server_does(
+    plugin: Path, tmp_path: Path, version: str, claude: bool
+) -> None:
     """The early answers equal the real server's, for every version a client may ask for (one it
-    does not know included): the installed server beside the launcher's front (no uv, so no build)."""
-    server = Connection([sys.executable, "-m", "reme_mcp", "--workspace", str(tmp_path / "w")], os.environ, tmp_path)
-    front = _launch(plugin, tmp_path / "data", _env(with_uv=False))
+    does not know included): the installed server beside the launcher's front (no uv, so no build).
+    The front serves no prompts (--no-prompts), not even under Claude Code: a host waiting for a
+    build gets the five tools without waiting for anything else."""
+    argv = [sys.executable, "-m", "reme_mcp", "--no-prompts", "--workspace", str(tmp_path / "w")]
+    server = Connection(argv, os.environ, tmp_path)
+    env = _env(with_uv=False) | ({"CLAUDE_PLUGIN_ROOT": str(plugin)} if claude else {})
+    front = _launch(plugin, tmp_path / "data", env)
     for connection in (server, front):
         connection.handshake(version)
         if version not in MODERN:  # 2026-07-28 has no ping
             connection.ask({"jsonrpc": "2.0", "id": "p", "method": "ping"})
         connection.seen = [message for message in connection.seen if message.get("id") != "listen:0"]
     assert server.seen == front.seen
+    if version != "2099-01-01" and version not in MODERN:
+        assert "prompts" not in front.seen[0]["result"]["capabilities"]
     if version not in MODERN:
         expected = "2025-11-25" if version == "2099-01-01" else version
         assert front.seen[0]["result"]["protocolVersion"] == expected

@@ -45,7 +45,7 @@ def test_it_listens_on_loopback_only(page: ViewProcess) -> None:
 
 
 def test_no_token_no_page(page: ViewProcess) -> None:
-    for path in ("/", "/search?q=port", f"/note?path={CHAIN[0]}", "/health", "/static/view.css"):
+    for path in ("/", "/search?q=port", f"/note?path={CHAIN[0]}", "/tidy", "/health", "/static/view.css"):
         refused = get(page, path)
         assert refused.status_code == 403, path
         assert "one-time link" in refused.text
@@ -70,6 +70,15 @@ def test_the_cookie_opens_every_page(page: ViewProcess, cookie: dict[str, str]) 
     assert CHAIN[2] in get(page, "/search?q=billing+port", cookies=cookie).text
     assert "files_by_kind" in get(page, "/health", cookies=cookie).text
     assert get(page, "/static/view.css", cookies=cookie).headers["content-type"].startswith("text/css")
+
+
+def test_the_tidy_page_shows_the_chain_of_versions_as_a_cluster(page: ViewProcess, cookie: dict[str, str]) -> None:
+    tidy = get(page, "/tidy", cookies=cookie)
+    assert tidy.status_code == 200 and "aria-current=page>Tidy" in tidy.text
+    cluster = re.search(r'<section class="cluster" id="(chain-[0-9a-f]{8})">(.*?)</section>', tidy.text, re.S)
+    assert cluster is not None, tidy.text
+    assert all(f"<code>{path}</code>" in cluster.group(2) for path in CHAIN)
+    assert "/mcp__reme__consolidate" in tidy.text
 
 
 def test_every_answer_carries_the_safety_headers(page: ViewProcess, cookie: dict[str, str]) -> None:

@@ -28,6 +28,7 @@ _COMMANDS = {
     "forget": ("forget", "forget"),
     "scrub": ("forget", "scrub"),
     "read": ("read", "read"),
+    "tidy": ("tidy", "tidy"),
 }
 
 
@@ -82,6 +83,12 @@ class _Commands(click.Group):
     type=click.Path(file_okay=False),
     help="The personal workspace every project reads (default: $REME_PERSONAL, else ~/.reme/personal).",
 )
+@click.option(
+    "--no-prompts",
+    "no_prompts",
+    is_flag=True,
+    help="Offer no MCP prompts (consolidate, keep_session): for hosts that turn them into tools (docs/consolidation.md).",
+)
 @click.version_option(__version__, prog_name="reme-mcp")
 @click.pass_context
 def cli(
@@ -94,6 +101,7 @@ def cli(
     project: str | None,
     projects_root: str | None,
     personal: str | None,
+    no_prompts: bool,
 ) -> None:
     """reme-mcp: long-term memory for MCP clients, kept as plain files in ReMe workspaces.
 
@@ -102,7 +110,8 @@ def cli(
     if ctx.invoked_subcommand is None:
         serve = cli.get_command(ctx, "serve")
         assert serve is not None
-        ctx.invoke(serve, ingest_sources=ingest_sources)
+        # --no-prompts only changes serving: a snippet's flags followed by another command keep working.
+        ctx.invoke(serve, ingest_sources=ingest_sources, no_prompts=no_prompts)
     elif ingest_sources:
         raise click.UsageError(
             "--ingest goes with serving: reme-mcp --ingest SOURCE, or reme-mcp serve --ingest SOURCE"

@@ -38,6 +38,12 @@ from reme_mcp.faces.cli.options import checked_settings, log_to_stderr, one_line
     is_flag=True,
     help="Offer the destructive `forget` tool, which asks you before every removal ($REME_ALLOW_FORGET=1; docs/forget.md).",
 )
+@click.option(
+    "--no-prompts",
+    "no_prompts",
+    is_flag=True,
+    help="Offer no MCP prompts (consolidate, keep_session): for hosts that turn them into tools (docs/consolidation.md).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -50,10 +56,13 @@ def serve(
     ingest_sources: tuple[str, ...] = (),
     sync_every: str | None = None,
     allow_forget: bool = False,
+    no_prompts: bool = False,
 ) -> None:
     """Serve MCP over stdio (default) or streamable HTTP at /mcp."""
     log_to_stderr()
     settings = checked_settings(ctx, workspace)
+    if no_prompts:
+        settings = dataclasses.replace(settings, prompts=False)
     if allow_forget:
         settings = dataclasses.replace(settings, allow_forget=True)
     if sync_every is not None:

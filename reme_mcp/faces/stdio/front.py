@@ -61,7 +61,7 @@ def serve(settings: Settings) -> None:
     # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
     process.end_on_signals(memory.finish)
     # The recorded answers list the five tools: with `forget` turned on, the SDK answers itself.
-    answers = None if settings.allow_forget else handshake.load()
+    answers = None if settings.allow_forget else handshake.load(prompts=settings.prompts)
     early = early_search.load(answers, memory)
     wire_in, wire_out = _claim_stdio()
     sdk_in_r, sdk_in_w = os.pipe()

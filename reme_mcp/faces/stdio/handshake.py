@@ -3,8 +3,8 @@
 Importing the `mcp` SDK takes most of a second (it builds the pydantic models of every
 protocol version), and hosts give a server little more than that: Codex starts its
 first turn after about 1 s, Hermes after 1.5 s, without the tools that were late. So
-`handshake.json` holds the exact lines the SDK writes for `initialize`, `tools/list` and
-`server/discover`, per protocol version, recorded from the SDK by `record()`
+`handshake.json` holds the exact lines the SDK writes for `initialize`, `tools/list`,
+`prompts/list` and `server/discover`, per protocol version, recorded from the SDK by `record()`
 (`python -m reme_mcp.faces.stdio.recorder` rewrites the file). The stdio front sends them while the
 SDK loads; the SDK still receives every message, and its own answer to a request that
 was answered early is compared with the early one and then dropped.
@@ -23,6 +23,9 @@ from typing import Any
 from reme_mcp._version import __version__
 
 ANSWERS_FILE = Path(__file__).with_name("handshake.json")
+# The answers of a server with its prompts, and of one started with --no-prompts.
+ANSWERS_KEY = "answers"
+ANSWERS_WITHOUT_PROMPTS_KEY = "answers_without_prompts"
 
 # The `_meta` key that marks a 2026-07-28 (per-request envelope) message.
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -40,6 +43,8 @@ SEARCH_FRAME = "tools/call:search"
 SEARCH_CALL: dict[str, Any] = {"name": "search", "arguments": {"query": "recorded frame"}}
 
 
+# The lists a host asks for right after the handshake: the tools, and the prompts it shows as commands.
+LISTS = ("tools/list", "prompts/list")
 _CAPABILITIES = frozenset({"roots", "sampling", "elicitation"})
 
 
@@ -136,8 +141,8 @@ class EarlyAnswers:
             return f"initialize@{(params or {}).get('protocolVersion')}"
         if method == "server/discover":
             return f"server/discover@{version}"
-        if method == "tools/list" and set(params or {}) <= {"_meta"}:
-            return f"tools/list@{version if modern else self.negotiated}"
+        if method in LISTS and set(params or {}) <= {"_meta"}:
+            return f"{method}@{version if modern else self.negotiated}"
         return None
 
     def settle(self, line: bytes) -> tuple[bool, str | None]:
@@ -157,12 +162,14 @@ class EarlyAnswers:
         return True, (None if early.rstrip(b"\n") == line.rstrip(b"\n") else request_id)
 
 
-def load() -> EarlyAnswers | None:
-    """The recorded answers, when they were recorded from this SDK for this reme-mcp; else None."""
+def load(prompts: bool = True) -> EarlyAnswers | None:
+    """The recorded answers, when they were recorded from this SDK for this reme-mcp; else None.
+
+    `prompts` False: the answers of a server started with --no-prompts."""
     try:
         recorded = json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
         if recorded["reme_mcp"] != __version__ or recorded["mcp"] != sdk_version():
             return None
-        return EarlyAnswers(dict(recorded["answers"]))
+        return EarlyAnswers(dict(recorded[ANSWERS_KEY if prompts else ANSWERS_WITHOUT_PROMPTS_KEY]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

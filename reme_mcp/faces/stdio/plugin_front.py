@@ -49,7 +49,7 @@ SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 LIST_CHANGED = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 
 
-def recorded_answers() -> handshake.EarlyAnswers | None:
+def recorded_answers(prompts: bool = True) -> handshake.EarlyAnswers | None:
     """The handshake answers shipped in the package, when recorded for this reme-mcp version.
 
     Unlike handshake.load(), the SDK's version is not compared: the SDK is not installed
@@ -60,7 +60,8 @@ def recorded_answers() -> handshake.EarlyAnswers | None:
         recorded = json.loads(handshake.ANSWERS_FILE.read_text(encoding="utf-8"))
         if recorded["reme_mcp"] != __version__:
             return None
-        return handshake.EarlyAnswers(dict(recorded["answers"]))
+        key = handshake.ANSWERS_KEY if prompts else handshake.ANSWERS_WITHOUT_PROMPTS_KEY
+        return handshake.EarlyAnswers(dict(recorded[key]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -321,7 +322,7 @@ def main(argv: list[str]) -> None:
     asked for is the one with the semantic extra (unless REME_SEMANTIC is off)."""
     root, data, venv, server_args = Path(argv[0]), argv[1], Path(argv[2]), argv[4:]
     plain = Path(argv[3]) if argv[3] else None
-    answers = recorded_answers()
+    answers = recorded_answers(prompts="--no-prompts" not in server_args)
     if answers is None:
         print(
             "reme-mcp: the plugin's recorded handshake is missing or stale; the host waits for the build",

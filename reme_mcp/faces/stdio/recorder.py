@@ -14,6 +14,9 @@ from reme_mcp._version import __version__
 from reme_mcp.faces.stdio.early_search import cut_frame
 from reme_mcp.faces.stdio.handshake import (
     ANSWERS_FILE,
+    ANSWERS_KEY,
+    ANSWERS_WITHOUT_PROMPTS_KEY,
+    LISTS,
     PROTOCOL_VERSION_KEY,
     RECORDED_ID,
     RECORDED_PREFIX,
@@ -50,27 +53,30 @@ def conversations(client: str = "reme-mcp-recorder") -> dict[str, list[dict[str,
         talks[f"initialize@{version}"] = [_request("initialize", initialize)]
         opened = {**_request("initialize", initialize), "id": 0}
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        talks[f"tools/list@{version}"] = [opened, initialized, _request("tools/list")]
+        for listing in LISTS:
+            talks[f"{listing}@{version}"] = [opened, initialized, _request(listing)]
         talks[f"{SEARCH_FRAME}@{version}"] = [opened, initialized, _request("tools/call", SEARCH_CALL)]
     for version in MODERN_PROTOCOL_VERSIONS:
         meta = {"_meta": envelope(version, client)}
         talks[f"server/discover@{version}"] = [_request("server/discover", meta)]
-        talks[f"tools/list@{version}"] = [_request("tools/list", meta)]
+        for listing in LISTS:
+            talks[f"{listing}@{version}"] = [_request(listing, meta)]
         talks[f"{SEARCH_FRAME}@{version}"] = [_request("tools/call", {**SEARCH_CALL, **meta})]
     return talks
 
 
-def record(client: str = "reme-mcp-recorder") -> dict[str, str]:
+def record(client: str = "reme-mcp-recorder", prompts: bool = True) -> dict[str, str]:
     """Each key's answer body exactly as the SDK writes it, one fresh connection per key."""
+    import dataclasses
     import tempfile
 
     from reme_mcp.config import load_settings
 
     bodies: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as workspace:
-        settings = load_settings(workspace, "UTC")
+        settings = dataclasses.replace(load_settings(workspace, "UTC"), prompts=prompts)
         # A workspace that does not exist: its search answers at once, without an index.
-        absent = load_settings(str(Path(workspace) / "absent"), "UTC")
+        absent = dataclasses.replace(load_settings(str(Path(workspace) / "absent"), "UTC"), prompts=prompts)
         for key, messages in conversations(client).items():
             searching = key.startswith(SEARCH_FRAME)
             lines = converse(absent if searching else settings, [json.dumps(m).encode() + b"\n" for m in messages])
@@ -90,7 +96,12 @@ def _search_frame(settings: Any, body: str) -> str:
 
 
 def write() -> None:
-    recorded = {"reme_mcp": __version__, "mcp": sdk_version(), "answers": record()}
+    recorded = {
+        "reme_mcp": __version__,
+        "mcp": sdk_version(),
+        ANSWERS_KEY: record(),
+        ANSWERS_WITHOUT_PROMPTS_KEY: record(prompts=False),
+    }
     ANSWERS_FILE.write_text(json.dumps(recorded, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""The memory page's routes: timeline, search, a note, health, and the forget buttons' two POSTs.
+"""The memory page's routes: timeline, search, a note, tidy, health, and the forget buttons' two POSTs.
 
 Each route is one operation from `reme_mcp.ops` and one template. Nothing here writes a note:
 the only state-changing routes are forgetting's, behind the CSRF token (auth.py).
@@ -19,10 +19,12 @@ from reme_mcp.errors import ReMeError
 from reme_mcp.faces.view import forgetting, templates
 from reme_mcp.faces.view.auth import CSRF_FIELD, PageGuard, PageKeys
 from reme_mcp.faces.view.chart import per_day_chart, per_week_chart
+from reme_mcp.faces.view.tidy_page import tidy_page
 from reme_mcp.ops.memory import Memory
 from reme_mcp.ops.page.note_view import note_view
 from reme_mcp.ops.page.search_view import search_page
 from reme_mcp.ops.page.timeline import TimelineReader, weekly
+from reme_mcp.ops.tidy import workspace_clusters
 
 STYLESHEET = resources.files("reme_mcp.faces.view").joinpath("static/view.css").read_bytes()
 SEARCH_FIELDS = ("q", "kind", "start", "end")
@@ -88,6 +90,9 @@ class MemoryPages:
         shown = note_view(memory, request.query_params.get("path", ""))
         return self._shown(request, templates.note_page(shown, self.keys.csrf))
 
+    def tidy(self, request: Request) -> Response:
+        return self._shown(request, tidy_page(workspace_clusters(self.workspaces[self.memory(request)].ws)))
+
     def health(self, request: Request) -> Response:
         return self._shown(request, templates.health_page(self.workspaces[self.memory(request)].doctor()))
 
@@ -127,6 +132,7 @@ def build_page_app(workspaces: Mapping[str, Memory], keys: PageKeys, port: int) 
             Route("/", pages.timeline),
             Route("/search", pages.search),
             Route("/note", pages.note),
+            Route("/tidy", pages.tidy),
             Route("/health", pages.health),
             Route("/static/view.css", pages.stylesheet),
             Route("/forget/plan", pages.forget_plan, methods=["POST"]),

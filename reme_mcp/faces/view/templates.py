@@ -30,7 +30,7 @@ def e(value: object) -> str:
 def page(title: str, body: str, here: str = "") -> str:
     nav = "".join(
         f'<a href="{href}"{" aria-current=page" if name == here else ""}>{name}</a>'
-        for name, href in (("Timeline", "/"), ("Search", "/search"), ("Health", "/health"))
+        for name, href in (("Timeline", "/"), ("Search", "/search"), ("Tidy", "/tidy"), ("Health", "/health"))
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
