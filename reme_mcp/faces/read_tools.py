@@ -47,14 +47,7 @@ def _add_search(server: MCPServer, session: SessionOf) -> None:
         memory and the personal memory as one ranking; each hit names its `project`.
         Follow up with `read` on a result's path (and project) for the full text."""
         result = await run_operation(
-            (await session(ctx)).search,
-            query=query,
-            limit=limit,
-            start_date=start_date,
-            end_date=end_date,
-            path_prefix=path_prefix,
-            max_chars=max_chars,
-            scope=scope,
+            (await session(ctx)).search, query, limit, start_date, end_date, path_prefix, max_chars, scope
         )
         return tool_result(result, result.render())
 
@@ -73,14 +66,7 @@ def _add_read(server: MCPServer, session: SessionOf) -> None:
 
         Session dialogs (JSONL) read as one message per line, with the file's line numbers.
         Pass the `project` a search result named; without it, this project's memory, then the personal one."""
-        result = await run_operation(
-            (await session(ctx)).read,
-            path=path,
-            start_line=start_line,
-            end_line=end_line,
-            max_chars=max_chars,
-            project=project,
-        )
+        result = await run_operation((await session(ctx)).read, path, start_line, end_line, max_chars, project)
         return tool_result(result, result.render())
 
 
@@ -119,12 +105,5 @@ def _add_daily_list(server: MCPServer, session: SessionOf) -> None:
         """What happened on which day: the daily notes of a day, a range, or the most recent days. Read-only.
 
         Covers this project's memory and the personal one; each note names its `project`."""
-        result = await run_operation(
-            (await session(ctx)).daily_list,
-            date=date,
-            start_date=start_date,
-            end_date=end_date,
-            limit=limit,
-            scope=scope,
-        )
+        result = await run_operation((await session(ctx)).daily_list, date, start_date, end_date, limit, scope)
         return tool_result(result, result.render())

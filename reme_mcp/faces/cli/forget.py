@@ -12,7 +12,7 @@ import click
 
 from reme_mcp.config import Settings, resolve_trash_days
 from reme_mcp.errors import ReMeError, os_error_line
-from reme_mcp.faces.cli.options import bounded_option, command_settings, reading_settings
+from reme_mcp.faces.cli.options import bounded_option, command_settings, reading_settings, workspace_option
 from reme_mcp.ops.limits import SEARCH_LIMIT
 from reme_mcp.ops.wording import counted, person_path
 
@@ -58,7 +58,7 @@ def _consent(question: str, yes: bool) -> bool:
 
 
 @click.command()
-@click.option("--workspace", "-w", type=click.Path(file_okay=False), help=WORKSPACE_HELP)
+@workspace_option
 @click.argument("paths", nargs=-1)
 @click.option("--query", "-q", help="Forget the files `search` returns for this query.")
 @bounded_option("--limit", "-n", limit=SEARCH_LIMIT, help="With --query: how many search results.")

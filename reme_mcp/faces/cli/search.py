@@ -66,15 +66,7 @@ def search(
         view = WorkspaceMemories(checked_reading(ctx, workspace)).scoped()
         for _, memory in view.sources(scope):
             _embed_first(memory, wait)
-        result = view.search(
-            query,
-            limit=limit,
-            start_date=start_date,
-            end_date=end_date,
-            path_prefix=path_prefix,
-            max_chars=max_chars,
-            scope=scope,
-        )
+        result = view.search(query, limit, start_date, end_date, path_prefix, max_chars, scope)
     click.echo(result.model_dump_json(indent=2) if as_json else search_for_people(result))
 
 
