@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
-from reme_mcp.index.versions import same_fact
+from reme_mcp.index.version_rules import same_fact
 from reme_mcp.storage.documents import is_dialog
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.

@@ -1,0 +1,158 @@
+"""When two notes read as two versions of one fact: the rules, one predicate each.
+
+A newer note is taken for another version of an older one (the older is then marked as possibly
+outdated, never edited) only when every rule below holds for the pair. Each rule looks at what
+the two notes keep (the subject) and what differs (the value), after the sentences both repeat
+word for word are set aside (fact_shape.apart): a shared boilerplate line, a signature, a
+"Questions go to #platform-help." says nothing of whether one note replaced the other.
+
+The rules for the pair's text (`same_fact`):
+
+1. `has_its_own_words`: each note says something besides the sentences both hold.
+2. `one_fact_each`: each is short enough to be one fact.
+3. `keeps_a_subject`: they keep enough of their words (numbers left out) in common.
+4. `says_something_new`: the newer holds a word or a value the older does not.
+5. `replaces_a_value`: a value of the older is replaced by another, or the newer words a change.
+
+And what the pair is about, which the words alone cannot tell ("the orders service caches in
+Redis" against "the billing service ..."), judged by rarity (IDF over the index):
+
+6. `about_what_was_asked` (search): both notes are about what the question names: both hold a word
+   of it about as rare as the rarest any hit holds, most of its words either holds (by rarity), and
+   no name or number of it that only one holds. A question about the ledger service makes a checkout
+   note no version of it, nor two notes that share only "service".
+7. `about_the_same_thing` (no question: the memory page, `remember`'s answer): the older's rarest
+   word that is no replaced value is kept by the newer, and two values replaced at once, a name
+   among them, need the newer to word it as a change (Alice's phone and Bob's are two facts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reme_mcp.index.fact_shape import FactShape, apart, fact_shape
+
+# Notes longer than this are not one fact: two long notes share wording without being versions.
+MAX_FACT_CHARS = 600
+# Rule 3: at least this many shared words, and this share of the words of the shorter note.
+MIN_SHARED_WORDS = 2
+MIN_SHARED_SHARE = 0.34
+# Rule 7: words at least this rare (by IDF), relative to the rarest, name the subject.
+SUBJECT_RARITY = 0.9
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two notes side by side, the sentences both hold set aside."""
+
+    older_text: str
+    newer_text: str
+    older: FactShape
+    newer: FactShape
+
+    @property
+    def replaced_values(self) -> frozenset[str]:
+        """The analysed words of the values one note has and the other lacks."""
+        return (self.older.value_words - self.newer.value_words) | (self.newer.value_words - self.older.value_words)
+
+
+def pair(older: str, newer: str) -> Pair:
+    old, new = apart(older, newer)
+    return Pair(old, new, fact_shape(old), fact_shape(new))
+
+
+def has_its_own_words(p: Pair) -> bool:
+    """Each note says something besides the sentences both hold (a shared line is no version)."""
+    return bool(p.older.words) and bool(p.newer.words)
+
+
+def one_fact_each(p: Pair) -> bool:
+    """Each note is short enough to be one fact: two long notes share wording without being versions."""
+    return len(p.older_text) <= MAX_FACT_CHARS and len(p.newer_text) <= MAX_FACT_CHARS
+
+
+def keeps_a_subject(p: Pair) -> bool:
+    """The notes keep enough words in common, numbers left out ("555" in two phone numbers names nothing)."""
+    shared = p.older.named & p.newer.named
+    least = min(len(p.older.named), len(p.newer.named))
+    return len(shared) >= MIN_SHARED_WORDS and len(shared) >= MIN_SHARED_SHARE * least
+
+
+def says_something_new(p: Pair) -> bool:
+    """The newer note holds a word or a value the older does not: else it only repeats it."""
+    return not (p.newer.words <= p.older.words and p.newer.values <= p.older.values)
+
+
+def replaces_a_value(p: Pair) -> bool:
+    """A value of the older note gives way to another, or the newer words itself as a change."""
+    return (bool(p.older.values - p.newer.values) and bool(p.newer.values - p.older.values)) or p.newer.changed
+
+
+def same_fact(older: str, newer: str) -> bool:
+    """Whether two texts read as two versions of one fact by their words alone (rules 1-5)."""
+    return _same_fact(pair(older, newer))
+
+
+def _same_fact(p: Pair) -> bool:
+    return (
+        has_its_own_words(p)
+        and one_fact_each(p)
+        and keeps_a_subject(p)
+        and says_something_new(p)
+        and replaces_a_value(p)
+    )
+
+
+def _rarest(weights: Mapping[str, float]) -> set[str]:
+    top = max(weights.values(), default=0.0)
+    return {word for word, weight in weights.items() if weight >= SUBJECT_RARITY * top and weight > 0}
+
+
+def subject_of(query_weights: Mapping[str, float], texts: list[str]) -> frozenset[str]:
+    """The question's words that name its subject among these hits: the rarest any of them holds."""
+    held = {w: weight for w, weight in query_weights.items() if any(w in fact_shape(t).words for t in texts)}
+    return frozenset(_rarest(held))
+
+
+def names_what_was_asked(p: Pair, subject: frozenset[str]) -> bool:
+    """Both notes hold every word naming what was asked (subject_of): two notes on the checkout and
+    the mailer service are no versions of anything for a question on the ledger service."""
+    return bool(subject) and subject <= p.older.words and subject <= p.newer.words
+
+
+def no_other_name_asked(p: Pair, query_weights: Mapping[str, float]) -> bool:
+    """No word of the question is a value (a name, a number) of one note and missing from the other:
+    asked about Bob's phone, Alice's note is no older version of Bob's."""
+    one_sided = (p.older.value_words - p.newer.words) | (p.newer.value_words - p.older.words)
+    return not any(w in one_sided for w in query_weights)
+
+
+def about_what_was_asked(p: Pair, query_weights: Mapping[str, float], subject: frozenset[str]) -> bool:
+    """Rule 6: both notes are about what the question names."""
+    return names_what_was_asked(p, subject) and no_other_name_asked(p, query_weights)
+
+
+def about_the_same_thing(p: Pair, rarity: Mapping[str, float]) -> bool:
+    """With no question: the older's rarest word that is no replaced value is kept by the newer, and
+    a name replaced along with every other value needs the newer to word it as a change."""
+    own = {w: rarity.get(w, 0.0) for w in p.older.words - p.replaced_values if not any(c.isdigit() for c in w)}
+    if not all(w in p.newer.words for w in _rarest(own)):
+        return False
+    gone = p.older.values - p.newer.values
+    all_replaced = len(gone) >= 2 and gone == p.older.values
+    names_gone = any(not any(c.isdigit() for c in v) for v in gone)
+    return p.newer.changed or not (all_replaced and names_gone)
+
+
+def versions_for_query(older: str, newer: str, query_weights: Mapping[str, float], subject: frozenset[str]) -> bool:
+    """Rules 1-6: the newer note is another version of the older one, for this question; `subject` is
+    subject_of the question among the hits."""
+    p = pair(older, newer)
+    return _same_fact(p) and about_what_was_asked(p, query_weights, subject)
+
+
+def versions_by_themselves(older: str, newer: str, rarity: Mapping[str, float]) -> bool:
+    """Rules 1-5 and 7: the newer note is another version of the older one, with no question asked."""
+    p = pair(older, newer)
+    return _same_fact(p) and about_the_same_thing(p, rarity)
