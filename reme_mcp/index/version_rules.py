@@ -40,6 +40,8 @@ MIN_SHARED_WORDS = 2
 MIN_SHARED_SHARE = 0.34
 # Rule 7: words at least this rare (by IDF), relative to the rarest, name the subject.
 SUBJECT_RARITY = 0.9
+# Rule 6: of the words naming what was asked that either note holds, both hold at least this share.
+SUBJECT_KEPT = 0.5
 
 
 @dataclass(frozen=True)
@@ -115,10 +117,16 @@ def subject_of(query_weights: Mapping[str, float], texts: list[str]) -> frozense
     return frozenset(_rarest(held))
 
 
-def names_what_was_asked(p: Pair, subject: frozenset[str]) -> bool:
-    """Both notes hold every word naming what was asked (subject_of): two notes on the checkout and
-    the mailer service are no versions of anything for a question on the ledger service."""
-    return bool(subject) and subject <= p.older.words and subject <= p.newer.words
+def names_what_was_asked(p: Pair, subject: frozenset[str], query_weights: Mapping[str, float]) -> bool:
+    """The notes hold the words naming what was asked (subject_of): the rarest of them one note at
+    least, and both at least half of those either holds. Two notes on the checkout and the mailer
+    service are no versions of anything for a question on the ledger service, while the newer may
+    word the rest otherwise ("go to" and "moved to", 码是 and 码改)."""
+    both = subject & p.older.words & p.newer.words
+    either = subject & (p.older.words | p.newer.words)
+    rarest = max((query_weights.get(w, 0.0) for w in subject), default=0.0)
+    holds_rarest = any(query_weights.get(w, 0.0) >= rarest for w in either)
+    return bool(both) and holds_rarest and len(both) >= SUBJECT_KEPT * len(either)
 
 
 def no_other_name_asked(p: Pair, query_weights: Mapping[str, float]) -> bool:
@@ -130,7 +138,7 @@ def no_other_name_asked(p: Pair, query_weights: Mapping[str, float]) -> bool:
 
 def about_what_was_asked(p: Pair, query_weights: Mapping[str, float], subject: frozenset[str]) -> bool:
     """Rule 6: both notes are about what the question names."""
-    return names_what_was_asked(p, subject) and no_other_name_asked(p, query_weights)
+    return names_what_was_asked(p, subject, query_weights) and no_other_name_asked(p, query_weights)
 
 
 def about_the_same_thing(p: Pair, rarity: Mapping[str, float]) -> bool:
