@@ -12,11 +12,11 @@ also known words in a new order (two values swapped, a value set back).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
-from reme_mcp.index.version_rules import same_fact
+from reme_mcp.index.version_rules import versions_by_themselves
 from reme_mcp.storage.documents import is_dialog
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.
@@ -93,8 +93,9 @@ def echoed(content: str, candidates: Iterable[ChunkHit]) -> ChunkHit | None:
     return None
 
 
-def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
-    """Newer notes among the candidates that read as another version of the echoed note's fact."""
+def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit], rarity: Mapping[str, float]) -> list[str]:
+    """Newer notes among the candidates that read as another version of the kept note's fact, with no
+    question asked (version_rules.versions_by_themselves; `rarity`: the words' IDF)."""
     return sorted(
         {
             hit.path
@@ -102,6 +103,6 @@ def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
             if hit.path != kept.path
             and not is_dialog(hit.path)
             and (hit.date or "") > (kept.date or "")
-            and same_fact(kept.content, hit.content)
+            and versions_by_themselves(kept.content, hit.content, rarity)
         }
     )

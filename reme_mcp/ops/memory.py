@@ -23,7 +23,7 @@ from reme_mcp.index.query import query_tokens
 from reme_mcp.index.semantic_hook import extra_installed
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, gone, refusals, traverse
+from reme_mcp.ops import doctor, echo, gone, refusals, replacements, traverse
 from reme_mcp.ops.intake import NoteInput, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -282,9 +282,10 @@ class Memory:
             previous = self._stored(note)
             if previous is not None:
                 day_index, behind = self._finish(previous, previous.split("/")[1], note, after_write=False)
+                added = replacements.link_supersedes(self.ws, self.index, previous, note)
                 return RememberResult(
                     path=previous, created=False, duplicate_of=previous, day_index=day_index, day_index_behind=behind
-                )
+                ).linked(added)
             if echoed is not None:
                 return echoed
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
@@ -294,7 +295,8 @@ class Memory:
                 self.days.unwrite(rel)
                 raise
             day_index, behind = self._finish(rel, note.day, note, after_write=True)
-        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
+        done = RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
+        return done.naming(replacements.may_replace(self.index, rel, note))
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
@@ -330,7 +332,7 @@ class Memory:
             duplicate_of=kept.path,
             day_index=f"daily/{day}.md" if day else "",
             superseded_by=self.index.superseded_by([kept.path])[kept.path],
-            possibly_outdated_by=echo.newer_versions(kept, hits),
+            possibly_outdated_by=echo.newer_versions(kept, hits, self.index.rarity(tokens)),
         )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> tuple[str, str | None]:

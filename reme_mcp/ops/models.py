@@ -15,7 +15,8 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
-from reme_mcp.safety.boundary import inside, one_line, quoted_path, shown_path, wrap
+from reme_mcp.ops.replace_models import MayReplace, versions_said
+from reme_mcp.safety.boundary import escape, inside, one_line, quoted_path, shown_path, wrap
 
 __all__ = [
     "DailyListResult",
@@ -25,6 +26,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "IndexReport",
+    "MayReplace",
     "ProjectReport",
     "ReadResult",
     "ReindexResult",
@@ -244,13 +246,29 @@ class RememberResult(_Result):
     possibly_outdated_by: list[str] = Field(
         default_factory=list, description="Newer notes that read as another version of the same fact."
     )
+    may_replace: list[MayReplace] = Field(
+        default_factory=list,
+        description="Older notes the new one reads as a newer version of. If it replaces them, call remember "
+        "again with the same request_id and supersedes: the link is added to this note, nothing is stored twice.",
+    )
+    supersedes_added: list[str] = Field(
+        default_factory=list, description="Paths this call added to the stored note's supersedes."
+    )
     project: str | None = Field(
         default=None, description="The project whose memory holds the note ('personal': the person's own)."
     )
     notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
-        return _noticed(self._said(), self.notice)
+        return _noticed(self._said() + versions_said(self.may_replace, self.supersedes_added), self.notice)
+
+    def naming(self, older: list[MayReplace]) -> RememberResult:
+        """This result naming the older notes the stored one may replace (lines escaped here)."""
+        shown = [o.model_copy(update={"line": escape(one_line(o.line))}) for o in older]
+        return self.model_copy(update={"may_replace": shown})
+
+    def linked(self, added: list[str]) -> RememberResult:
+        return self.model_copy(update={"supersedes_added": added}) if added else self
 
     def _said(self) -> str:
         if self.created and self.day_index_behind:

@@ -1,0 +1,67 @@
+"""What a note just stored may replace, and the link a model adds when it confirms.
+
+`remember` names the older notes that read as another version of the new note's fact (by the
+same rules as a search's `possibly_outdated_by`, with no question asked: index/version_rules.py),
+so the model can confirm with `supersedes`. Storing again with the same `request_id` and
+`supersedes` adds the link to the note that request wrote, never a second copy; an older note is
+never edited: the link lives in the new note's front matter, as `remember(supersedes=...)` writes it.
+"""
+
+from __future__ import annotations
+
+from reme_mcp.index import MemoryIndex
+from reme_mcp.index.query import query_tokens
+from reme_mcp.index.version_rules import versions_by_themselves
+from reme_mcp.index.versions import supersede_targets
+from reme_mcp.notes.daily import render_note
+from reme_mcp.notes.day_notes import REQUEST_KEY
+from reme_mcp.ops.intake import NoteInput
+from reme_mcp.ops.replace_models import MayReplace
+from reme_mcp.storage.documents import is_dialog, split_front_matter
+from reme_mcp.storage.workspace import Workspace
+
+# Notes compared with a new one, found by its own words as the query.
+CANDIDATES = 8
+QUERY_WORDS = 32
+MAX_NAMED = 3
+LINE_CHARS = 160
+
+
+def may_replace(index: MemoryIndex, rel: str, note: NoteInput) -> list[MayReplace]:
+    """The older notes the note just written at `rel` reads as a newer version of (none when the
+    writer already named what it supersedes)."""
+    mine = None if note.supersedes else index.first_chunk(rel)
+    if mine is None:
+        return []
+    tokens = query_tokens(" ".join(mine.content.split()))[:QUERY_WORDS]
+    if not tokens:
+        return []
+    hits, _ = index.search(tokens, CANDIDATES)
+    rarity = index.rarity(tokens)
+    found: dict[str, MayReplace] = {}
+    for hit in hits:
+        older = hit.path != rel and not is_dialog(hit.path) and bool(hit.date) and (hit.date or "") <= note.day
+        if older and hit.path not in found and versions_by_themselves(hit.content, mine.content, rarity):
+            # The chunk's first line is its name and description; the fact is the line after it.
+            line = next((ln.strip() for ln in hit.content.splitlines()[1:] if ln.strip()), hit.description)
+            found[hit.path] = MayReplace(path=hit.path, date=hit.date or "", line=line[:LINE_CHARS])
+    return list(found.values())[:MAX_NAMED]
+
+
+def link_supersedes(ws: Workspace, index: MemoryIndex, rel: str, note: NoteInput) -> list[str]:
+    """Add `note.supersedes` to the note at `rel` when this same request wrote it, and make the link
+    searchable; the paths added."""
+    if not note.supersedes or not note.request_hash:
+        return []
+    path = ws.contained_path(rel)
+    text = path.read_text(encoding="utf-8")
+    meta, first = split_front_matter(text)
+    if meta.get(REQUEST_KEY) != note.request_hash:
+        return []  # another request's note (the same content stored twice): never edited
+    have = supersede_targets(meta)
+    added = [p for p in note.supersedes if p not in have and p != rel]
+    if added:
+        meta["supersedes"] = [f"[[{p}]]" for p in (*have, *added)]
+        ws.write_atomic(path, render_note(meta, "\n".join(text.split("\n")[first:])))
+        index.written([rel])
+    return added
