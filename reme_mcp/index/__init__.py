@@ -271,14 +271,6 @@ class MemoryIndex:
             self._superseders_of = (key, superseders(pairs))
         return self._superseders_of[1]
 
-    def rarity(self, tokens: list[str]) -> dict[str, float]:
-        """Each word's IDF over the chunks' text (version_rules.py judges subjects by it)."""
-        return self._rarity(tokens)
-
-    def first_chunk(self, path: str) -> ChunkHit | None:
-        """A file's first chunk, as a search would find it."""
-        return self._first_chunk(path)
-
     def _rarity(self, tokens: list[str]) -> dict[str, float]:
         """Each query word's IDF over the chunks' text: how much it tells one chunk from another."""
 

@@ -28,6 +28,7 @@ Redis" against "the billing service ..."), judged by rarity (IDF over the index)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -158,6 +159,14 @@ def versions_for_query(older: str, newer: str, query_weights: Mapping[str, float
     subject_of the question among the hits."""
     p = pair(older, newer)
     return _same_fact(p) and about_what_was_asked(p, query_weights, subject)
+
+
+def rarity_among(texts: list[str]) -> dict[str, float]:
+    """Each word's IDF among these texts (the notes most like one note, found by its own words):
+    how rare a word is among its neighbours, for rule 7 where no index-wide count is at hand."""
+    shapes = [fact_shape(t).words for t in texts]
+    words = set().union(*shapes) if shapes else set()
+    return {w: math.log(1 + len(shapes) / (1 + sum(w in held for held in shapes))) for w in words}
 
 
 def versions_by_themselves(older: str, newer: str, rarity: Mapping[str, float]) -> bool:

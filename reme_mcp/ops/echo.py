@@ -12,11 +12,11 @@ also known words in a new order (two values swapped, a value set back).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
-from reme_mcp.index.version_rules import versions_by_themselves
+from reme_mcp.index.version_rules import rarity_among, versions_by_themselves
 from reme_mcp.storage.documents import is_dialog
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.
@@ -93,9 +93,10 @@ def echoed(content: str, candidates: Iterable[ChunkHit]) -> ChunkHit | None:
     return None
 
 
-def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit], rarity: Mapping[str, float]) -> list[str]:
+def newer_versions(kept: ChunkHit, candidates: list[ChunkHit]) -> list[str]:
     """Newer notes among the candidates that read as another version of the kept note's fact, with no
-    question asked (version_rules.versions_by_themselves; `rarity`: the words' IDF)."""
+    question asked (version_rules.versions_by_themselves, rarity among the candidates)."""
+    rarity = rarity_among([hit.content for hit in candidates])
     return sorted(
         {
             hit.path

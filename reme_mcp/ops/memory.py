@@ -275,6 +275,7 @@ class Memory:
     def _remember(self, note: NoteInput, *, recalled: bool) -> RememberResult:
         # The echo's search runs before the lock: it must not hold up other writers.
         echoed = self._echo(note) if recalled else None
+        named = replacements.may_replace(self.index, note) if echoed is None else []
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
@@ -296,7 +297,7 @@ class Memory:
                 raise
             day_index, behind = self._finish(rel, note.day, note, after_write=True)
         done = RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
-        return done.naming(replacements.may_replace(self.index, rel, note))
+        return done.naming(named)
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
@@ -332,7 +333,7 @@ class Memory:
             duplicate_of=kept.path,
             day_index=f"daily/{day}.md" if day else "",
             superseded_by=self.index.superseded_by([kept.path])[kept.path],
-            possibly_outdated_by=echo.newer_versions(kept, hits, self.index.rarity(tokens)),
+            possibly_outdated_by=echo.newer_versions(kept, hits),
         )
 
     def _finish(self, rel: str, day: str, note: NoteInput, *, after_write: bool) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reme_mcp.index import MemoryIndex
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.version_rules import versions_by_themselves
+from reme_mcp.index.version_rules import rarity_among, versions_by_themselves
 from reme_mcp.index.versions import supersede_targets
 from reme_mcp.notes.daily import render_note
 from reme_mcp.notes.day_notes import REQUEST_KEY
@@ -27,21 +27,20 @@ MAX_NAMED = 3
 LINE_CHARS = 160
 
 
-def may_replace(index: MemoryIndex, rel: str, note: NoteInput) -> list[MayReplace]:
-    """The older notes the note just written at `rel` reads as a newer version of (none when the
-    writer already named what it supersedes)."""
-    mine = None if note.supersedes else index.first_chunk(rel)
-    if mine is None:
+def may_replace(index: MemoryIndex, note: NoteInput) -> list[MayReplace]:
+    """The notes already kept that the note about to be written reads as a newer version of (none
+    when the writer already named what it supersedes). Asked before the write, as echo.py asks."""
+    if note.supersedes:
         return []
-    tokens = query_tokens(" ".join(mine.content.split()))[:QUERY_WORDS]
-    if not tokens:
+    tokens = query_tokens(" ".join(note.content.split()))[:QUERY_WORDS]
+    if not tokens or not index.ready():
         return []
     hits, _ = index.search(tokens, CANDIDATES)
-    rarity = index.rarity(tokens)
+    rarity = rarity_among([hit.content for hit in hits])
     found: dict[str, MayReplace] = {}
     for hit in hits:
-        older = hit.path != rel and not is_dialog(hit.path) and bool(hit.date) and (hit.date or "") <= note.day
-        if older and hit.path not in found and versions_by_themselves(hit.content, mine.content, rarity):
+        older = not is_dialog(hit.path) and bool(hit.date) and (hit.date or "") <= note.day
+        if older and hit.path not in found and versions_by_themselves(hit.content, note.content, rarity):
             # The chunk's first line is its name and description; the fact is the line after it.
             line = next((ln.strip() for ln in hit.content.splitlines()[1:] if ln.strip()), hit.description)
             found[hit.path] = MayReplace(path=hit.path, date=hit.date or "", line=line[:LINE_CHARS])
