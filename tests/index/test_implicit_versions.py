@@ -94,7 +94,10 @@ async def test_a_changed_fact_without_a_hint_puts_the_newer_first(
         old = (await remember(client, older, "2026-02-03"))["path"]
         await remember(client, "Lunch on Friday is at the noodle bar.", "2026-02-20")
         await remember(client, "The quarterly offsite is in Lisbon this year.", "2026-03-01")
+        await call(client, "search", {"query": query})
         new = await remember(client, newer, "2026-04-07")
+        named = [m["path"] for m in new["may_replace"]]
+        assert named in ([], [old])  # offered when its own words say so; never another note
         _, data, text = await call(client, "search", {"query": query})
         paths = [hit["path"] for hit in data["results"]]
         assert paths[0] == new["path"], text
@@ -102,13 +105,16 @@ async def test_a_changed_fact_without_a_hint_puts_the_newer_first(
         assert by_path[old]["possibly_outdated_by"] == [new["path"]], text
 
 
-async def test_a_retry_with_supersedes_links_the_note_it_wrote(tmp_path: Path) -> None:
+async def test_remember_names_what_it_may_replace_and_a_retry_links_it(tmp_path: Path) -> None:
     async with client_for(tmp_path) as client:
         old = (await remember(client, "The nightly export writes to bucket exports-eu1.", "2026-05-02"))["path"]
         before = (tmp_path / old).read_bytes()
         args = {"content": "The nightly export now writes to bucket exports-eu4.", "date": "2026-06-11"}
+        await call(client, "search", {"query": "nightly export"})  # as a model looks first; it waits for writes
         _, first, text = await call(client, "remember", {**args, "request_id": "r-42"})
-        assert first["created"], text
+        assert first["created"] and first["may_replace"][0]["path"] == old, text
+        assert first["may_replace"][0]["date"] == "2026-05-02" and "exports-eu1" in first["may_replace"][0]["line"]
+        assert old in text and "supersedes" in text and "<reme-context" in text
         _, again, text = await call(client, "remember", {**args, "request_id": "r-42", "supersedes": [old]})
         assert not again["created"] and again["path"] == first["path"] and again["supersedes_added"] == [old], text
         assert len(list((tmp_path / "daily" / "2026-06-11").glob("*.md"))) == 1  # never a second copy
