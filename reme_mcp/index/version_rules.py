@@ -120,14 +120,18 @@ def subject_of(query_weights: Mapping[str, float], texts: list[str]) -> frozense
 
 def names_what_was_asked(p: Pair, subject: frozenset[str], query_weights: Mapping[str, float]) -> bool:
     """The notes hold the words naming what was asked (subject_of): the rarest of them one note at
-    least, and both at least half of those either holds. Two notes on the checkout and the mailer
+    least, both at least half of those either holds, and the newer all the older holds unless it
+    words a change. Two notes on the checkout and the mailer
     service are no versions of anything for a question on the ledger service, while the newer may
     word the rest otherwise ("go to" and "moved to", 码是 and 码改)."""
     both = subject & p.older.words & p.newer.words
     either = subject & (p.older.words | p.newer.words)
     rarest = max((query_weights.get(w, 0.0) for w in subject), default=0.0)
     holds_rarest = any(query_weights.get(w, 0.0) >= rarest for w in either)
-    return bool(both) and holds_rarest and len(both) >= SUBJECT_KEPT * len(either)
+    # A word of the subject the older holds and the newer drops is its wording only in a note that
+    # words a change ("go to" before "moved to"); else the newer is about something else.
+    dropped = bool((subject & p.older.words) - p.newer.words) and not p.newer.changed
+    return bool(both) and holds_rarest and not dropped and len(both) >= SUBJECT_KEPT * len(either)
 
 
 def no_other_name_asked(p: Pair, query_weights: Mapping[str, float]) -> bool:
