@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
-from reme_mcp.index.version_rules import rarity_among, versions_by_themselves
+from reme_mcp.index.version_rules import rarity_among, same_fact, versions_by_themselves
 from reme_mcp.storage.documents import is_dialog
 
 # Lead-ins a model puts before recalled text (English and Chinese), each ending in a colon.
@@ -93,10 +93,13 @@ def echoed(content: str, candidates: Iterable[ChunkHit]) -> ChunkHit | None:
     return None
 
 
-def newer_versions(kept: ChunkHit, candidates: list[ChunkHit]) -> list[str]:
-    """Newer notes among the candidates that read as another version of the kept note's fact, with no
-    question asked (version_rules.versions_by_themselves, rarity among the candidates)."""
-    rarity = rarity_among([hit.content for hit in candidates])
+def newer_versions(kept: ChunkHit, candidates: list[ChunkHit], *, strict: bool = False) -> list[str]:
+    """Newer notes among the candidates that read as another version of the kept note's fact.
+
+    For recalled text stored back, the words alone (version_rules.same_fact): the person is told
+    a newer note may replace what they stored again. `strict` (the memory page, a marker shown on
+    a note nobody asked about) also needs the older's rarest word kept (versions_by_themselves)."""
+    rarity = rarity_among([hit.content for hit in candidates]) if strict else {}
     return sorted(
         {
             hit.path
@@ -104,6 +107,10 @@ def newer_versions(kept: ChunkHit, candidates: list[ChunkHit]) -> list[str]:
             if hit.path != kept.path
             and not is_dialog(hit.path)
             and (hit.date or "") > (kept.date or "")
-            and versions_by_themselves(kept.content, hit.content, rarity)
+            and (
+                versions_by_themselves(kept.content, hit.content, rarity)
+                if strict
+                else same_fact(kept.content, hit.content)
+            )
         }
     )
