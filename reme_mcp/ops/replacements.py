@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reme_mcp.index import MemoryIndex
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.version_rules import rarity_among, versions_by_themselves
+from reme_mcp.index.version_rules import MAX_FACT_CHARS, rarity_among, versions_by_themselves
 from reme_mcp.index.versions import supersede_targets
 from reme_mcp.notes.daily import render_note
 from reme_mcp.notes.day_notes import REQUEST_KEY
@@ -20,9 +20,10 @@ from reme_mcp.ops.replace_models import MayReplace
 from reme_mcp.storage.documents import is_dialog, split_front_matter
 from reme_mcp.storage.workspace import Workspace
 
-# Notes compared with a new one, found by its own words as the query.
-CANDIDATES = 8
-QUERY_WORDS = 32
+# Notes compared with a new one, found by its first words as the query (as echo.py finds a copy):
+# a version keeps its subject, which a fact names first.
+CANDIDATES = 5
+QUERY_WORDS = 16
 MAX_NAMED = 3
 LINE_CHARS = 160
 
@@ -30,8 +31,8 @@ LINE_CHARS = 160
 def may_replace(index: MemoryIndex, note: NoteInput) -> list[MayReplace]:
     """The notes already kept that the note about to be written reads as a newer version of (none
     when the writer already named what it supersedes). Asked before the write, as echo.py asks."""
-    if note.supersedes:
-        return []
+    if note.supersedes or len(note.content) > MAX_FACT_CHARS:
+        return []  # named already, or too long to be one fact (version_rules.one_fact_each)
     tokens = query_tokens(" ".join(note.content.split()))[:QUERY_WORDS]
     if not tokens or not index.ready():
         return []
