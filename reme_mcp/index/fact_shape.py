@@ -20,6 +20,7 @@ from reme_mcp.index.analysis import query_term_set
 from reme_mcp.index.fact_words import COMMON_OPENERS, NUMBER_WORDS, says_change
 
 _WORD = re.compile(r"[\w][\w.\-/:@+]*[\w]|\w", re.UNICODE)
+_NUMBER = re.compile(r"[0-9][0-9A-Za-z.:\-]*")
 _SENTENCE_ENDS = frozenset(".!?。！？:：;；-–—*#>")
 # A sentence ends at a line break, at ".!?;" before a space (not inside "10.4.2.17"), or at a CJK stop.
 _SENTENCE_CUT = re.compile(r"\n+|(?<=[.!?;])\s+|(?<=[。！？；])")
@@ -72,11 +73,14 @@ def apart(older: str, newer: str) -> tuple[str, str]:
 def fact_shape(text: str) -> FactShape:
     """One text read as a fact."""
     values: set[str] = set()
+    pieces: set[str] = set()  # the values' own words: of a Chinese run ("每周二下午3点开"), its numbers
     for match in _WORD.finditer(text):
+        word = match.group()
         before = text[: match.start()].rstrip()
-        if is_value(match.group(), at_start=not before or before[-1] in _SENTENCE_ENDS):
-            values.add(match.group().casefold())
-    value_words = query_term_set(" ".join(values)) if values else frozenset()
+        if is_value(word, at_start=not before or before[-1] in _SENTENCE_ENDS):
+            values.add(word.casefold())
+            pieces.update([word.casefold()] if word.isascii() else _NUMBER.findall(word))
+    value_words = query_term_set(" ".join(pieces)) if pieces else frozenset()
     return FactShape(query_term_set(text), frozenset(values), frozenset(value_words), says_change(text))
 
 
