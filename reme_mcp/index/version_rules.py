@@ -32,6 +32,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from reme_mcp.index.analysis import query_term_set
 from reme_mcp.index.fact_shape import FactShape, apart, fact_shape
 
 # Notes longer than this are not one fact: two long notes share wording without being versions.
@@ -134,10 +135,19 @@ def names_what_was_asked(p: Pair, subject: frozenset[str], query_weights: Mappin
     return bool(both) and holds_rarest and not dropped and len(both) >= SUBJECT_KEPT * len(either)
 
 
+def _asked_forms(values: frozenset[str]) -> set[str]:
+    """How a question names these values: a name as the analyser reads it, an identifier or number
+    whole ("store" in a question names no bucket "acme-store-eu3")."""
+    forms: set[str] = set()
+    for value in values:
+        forms.update(query_term_set(value) if value.isalpha() else {value})
+    return forms
+
+
 def no_other_name_asked(p: Pair, query_weights: Mapping[str, float]) -> bool:
     """No word of the question is a value (a name, a number) of one note and missing from the other:
     asked about Bob's phone, Alice's note is no older version of Bob's."""
-    one_sided = (p.older.value_words - p.newer.words) | (p.newer.value_words - p.older.words)
+    one_sided = (_asked_forms(p.older.values) - p.newer.words) | (_asked_forms(p.newer.values) - p.older.words)
     return not any(w in one_sided for w in query_weights)
 
 
