@@ -17,10 +17,12 @@ The rules for the pair's text (`same_fact`):
 And what the pair is about, which the words alone cannot tell ("the orders service caches in
 Redis" against "the billing service ..."), judged by rarity (IDF over the index):
 
-6. `about_what_was_asked` (search): both notes are about what the question names: both hold a word
-   of it about as rare as the rarest any hit holds, most of its words either holds (by rarity), and
-   no name or number of it that only one holds. A question about the ledger service makes a checkout
-   note no version of it, nor two notes that share only "service".
+6. `about_what_was_asked` (search): both notes are about what the question names. Its subject is
+   its rarest words any hit holds (`subject_of`): the pair holds the rarest of them, both hold at
+   least half of those either holds, and the newer keeps those the older holds unless it words a
+   change (`names_what_was_asked`); no name or number the question asks for is held by one note
+   only (`no_other_name_asked`). A question about the ledger service makes a checkout note no
+   version of it, nor two notes that share only "service".
 7. `about_the_same_thing` (no question: the memory page, `remember`'s answer): the older's rarest
    word that is no replaced value is kept by the newer, and two values replaced at once, a name
    among them, need the newer to word it as a change (Alice's phone and Bob's are two facts).
@@ -40,7 +42,7 @@ MAX_FACT_CHARS = 600
 # Rule 3: at least this many shared words, and this share of the words of the shorter note.
 MIN_SHARED_WORDS = 2
 MIN_SHARED_SHARE = 0.34
-# Rule 7: words at least this rare (by IDF), relative to the rarest, name the subject.
+# Rules 6 and 7: words at least this rare (by IDF), relative to the rarest, name the subject.
 SUBJECT_RARITY = 0.9
 # Rule 6: of the words naming what was asked that either note holds, both hold at least this share.
 SUBJECT_KEPT = 0.5
@@ -122,9 +124,9 @@ def subject_of(query_weights: Mapping[str, float], texts: list[str]) -> frozense
 def names_what_was_asked(p: Pair, subject: frozenset[str], query_weights: Mapping[str, float]) -> bool:
     """The notes hold the words naming what was asked (subject_of): the rarest of them one note at
     least, both at least half of those either holds, and the newer all the older holds unless it
-    words a change. Two notes on the checkout and the mailer
-    service are no versions of anything for a question on the ledger service, while the newer may
-    word the rest otherwise ("go to" and "moved to", 码是 and 码改)."""
+    words a change. Two notes on the checkout and the mailer service are no versions of anything
+    for a question on the ledger service, while the newer may word the rest otherwise ("go to" and
+    "moved to", 码是 and 码改)."""
     both = subject & p.older.words & p.newer.words
     either = subject & (p.older.words | p.newer.words)
     rarest = max((query_weights.get(w, 0.0) for w in subject), default=0.0)
