@@ -64,20 +64,23 @@ def implicit_versions(out: list[Arranged], rarity: Callable[[], Mapping[str, flo
     links = newer_of(candidates, rarity())
     if not links:
         return out
-    family = families(len(candidates), links)
     marked = list(out)
     for k, later in links.items():
-        i = places[k]
-        marked[i] = replace(out[i], newer=tuple(sorted({candidates[j].hit.path for j in later})))
+        marked[places[k]] = replace(out[places[k]], newer=tuple(sorted({candidates[j].hit.path for j in later})))
+    return together(marked, places, families(len(candidates), links))
+
+
+def together(entries: list[Arranged], places: list[int], family: list[int]) -> list[Arranged]:
+    """The entries with each family (of the entries at `places`) shown at its first place, newest first."""
     members: dict[int, list[Arranged]] = {}
     for k, head in enumerate(family):
-        members.setdefault(head, []).append(marked[places[k]])
+        members.setdefault(head, []).append(entries[places[k]])
+    first_of = {places[k]: head for k, head in enumerate(family) if len(members[head]) > 1}
     arranged: list[Arranged] = []
-    in_family = {places[k]: family[k] for k in range(len(candidates)) if len(members[family[k]]) > 1}
-    for i, entry in enumerate(marked):
-        first = in_family.get(i)
-        if first is None:
+    for i, entry in enumerate(entries):
+        root = first_of.get(i)
+        if root is None:
             arranged.append(entry)
-        elif places[first] == i:  # the family's first place: all of it, newest first
-            arranged.extend(sorted(members[first], key=lambda e: e.hit.date or "", reverse=True))
+        elif places[root] == i:
+            arranged.extend(sorted(members[root], key=lambda e: e.hit.date or "", reverse=True))
     return arranged

@@ -10,6 +10,7 @@ never edited: the link lives in the new note's front matter, as `remember(supers
 from __future__ import annotations
 
 from reme_mcp.index import MemoryIndex
+from reme_mcp.index.hits import ChunkHit
 from reme_mcp.index.query import query_tokens
 from reme_mcp.index.version_rules import MAX_FACT_CHARS, rarity_among, versions_by_themselves
 from reme_mcp.index.versions import supersede_targets
@@ -40,12 +41,23 @@ def may_replace(index: MemoryIndex, note: NoteInput) -> list[MayReplace]:
     rarity = rarity_among([hit.content for hit in hits])
     found: dict[str, MayReplace] = {}
     for hit in hits:
-        older = not is_dialog(hit.path) and bool(hit.date) and (hit.date or "") <= note.day
-        if older and hit.path not in found and versions_by_themselves(hit.content, note.content, rarity):
-            # The chunk's first line is its name and description; the fact is the line after it.
-            line = next((ln.strip() for ln in hit.content.splitlines()[1:] if ln.strip()), hit.description)
-            found[hit.path] = MayReplace(path=hit.path, date=hit.date or "", line=line[:LINE_CHARS])
+        if (
+            hit.path not in found
+            and _kept_before(hit, note.day)
+            and versions_by_themselves(hit.content, note.content, rarity)
+        ):
+            found[hit.path] = MayReplace(path=hit.path, date=hit.date or "", line=_fact_line(hit)[:LINE_CHARS])
     return list(found.values())[:MAX_NAMED]
+
+
+def _kept_before(hit: ChunkHit, day: str) -> bool:
+    """A note kept on or before `day` (a dialog is what was said, not a kept fact)."""
+    return not is_dialog(hit.path) and bool(hit.date) and (hit.date or "") <= day
+
+
+def _fact_line(hit: ChunkHit) -> str:
+    """The chunk's first line is its name and description; the fact is the line after it."""
+    return next((ln.strip() for ln in hit.content.splitlines()[1:] if ln.strip()), hit.description)
 
 
 def link_supersedes(ws: Workspace, index: MemoryIndex, rel: str, note: NoteInput) -> list[str]:
