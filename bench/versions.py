@@ -15,6 +15,8 @@ new content with everything stored so far, as it would with writes minutes apart
   numbers), asked about the older one's subject: does the newer one come first, is either marked
   `possibly_outdated_by`/`superseded_by`; and over every query, hits marked as replaced by a note
   of another topic;
+- **shared sentence**: five notes on unrelated subjects ending with one sentence ("Questions go
+  to #platform-help."), asked for by that sentence: how many are marked as versions of another;
 - **known-word updates**: genuine updates made only of words already stored (a value set back,
   two values swapped in a failover), written with no hint: stored, or refused as a duplicate?
 
@@ -172,6 +174,23 @@ DISTRACTORS = (
     "{y}的文档需要补充截图，{q}说周末前给。",
     "{q}推荐了一本关于{y}的书，记下来以后看。",
 )
+# Notes on unrelated subjects that end with one shared sentence (a channel to ask in, a sign-off, a
+# page owner): none is a version of another, whatever the question.
+SHARED_FACTS = (
+    "The staging VPN uses WireGuard on port 51820.",
+    "Architecture reviews are held in room Orion.",
+    "Snapshots of the orders database are kept for 35 days.",
+    "The mobile release train ships every other Tuesday.",
+    "Feature flags are managed in Unleash.",
+    "预发环境的数据库每晚两点备份。",
+    "前端组件库的文档放在内部 wiki 上。",
+)
+SHARED_ENDINGS = (
+    ("Questions go to #platform-help.", "platform-help questions"),
+    ("If anything is unclear, ask in the #dev-support channel.", "dev-support channel"),
+    ("Maintained by the platform guild; ping them before changing it.", "platform guild maintained"),
+    ("有问题请在 #infra-help 频道提问。", "infra-help 频道"),
+)
 DISTRACT_X = ("billing", "payments", "editor", "analytics", "identity", "search", "mobile", "gateway")
 DISTRACT_P = ("Sam", "Ana", "Noah", "Ines", "Ravi", "Lena")
 DISTRACT_Y = ("支付", "订单", "移动端", "网关", "缓存", "数据平台")
@@ -193,6 +212,8 @@ class Scenario:
     pairs: list[tuple[Topic, Topic]]  # (older, newer): unrelated notes of one template
     reuse: list[Topic]  # genuine updates made only of words already stored (revert, swap)
     distractors: list[tuple[date, str]]
+    shared: list[tuple[date, str]] = field(default_factory=list)  # unrelated notes ending alike
+    shared_queries: tuple[str, ...] = ()
 
 
 def _fill(template: str, subject: str, value: str, old: str = "") -> str:
@@ -251,7 +272,12 @@ def make_scenario(seed: int) -> Scenario:
             p=rnd.choice(DISTRACT_P), x=rnd.choice(DISTRACT_X), q=rnd.choice(DISTRACT_Q), y=rnd.choice(DISTRACT_Y)
         )
         distractors.append((BASE_DAY + timedelta(days=rnd.randint(0, 100)), text))
-    return Scenario(topics, pairs, reuse, distractors)
+    ending, asked = rnd.choice(SHARED_ENDINGS)
+    facts = rnd.sample(SHARED_FACTS, 5)
+    shared = [
+        (BASE_DAY + timedelta(days=20 * k + rnd.randint(0, 9)), f"{fact}\n{ending}") for k, fact in enumerate(facts)
+    ]
+    return Scenario(topics, pairs, reuse, distractors, shared, (asked, ending))
 
 
 def _text(res: CallToolResult) -> str:
@@ -361,6 +387,8 @@ class Run:
                 latest[kind][1] += 1
                 wrong += self.foreign_marks(hits)
                 seen += len(hits)
+                if self.verbose and self.foreign_marks(hits):
+                    self.show(f"{kind} marked by another topic", _fill(q, topic.subject, ""), hits, topic.paths)
                 if self.verbose and not ok:
                     self.show(f"{kind} not latest", _fill(q, topic.subject, ""), hits, topic.paths)
                 for h in (h for h in hits if h["path"] in olds):
@@ -392,6 +420,23 @@ class Run:
             pairs_marked=[marked, 2 * len(self.sc.pairs)],
             foreign_marks=[wrong, seen],
         )
+
+    async def shared_sentence(self) -> None:
+        """Unrelated notes ending with one shared sentence, asked for by that sentence: marked or not."""
+        mine: set[str] = set()
+        for day, text in self.sc.shared:
+            res = await self.remember(text, day)
+            mine.add((res.structured_content or {}).get("path") or "")
+        marked = shown = 0
+        for query in self.sc.shared_queries:
+            hits, _ = await self.search(query)
+            ours = [h for h in hits if h["path"] in mine]
+            bad = [h for h in ours if h.get("superseded_by") or h.get("possibly_outdated_by")]
+            marked += len(bad)
+            shown += len(ours)
+            if self.verbose and bad:
+                self.show("shared sentence marked", query, hits, sorted(mine))
+        self.out["shared_marked"] = [marked, shown]
 
     async def recall_copies(self) -> None:
         kept: dict[str, list[int]] = {}
@@ -433,6 +478,7 @@ async def run_one(command: str, seed: int, verbose: bool) -> dict[str, Any]:
         run = Run(session, scenario, verbose)
         await run.write()
         await run.ask()
+        await run.shared_sentence()
         await run.recall_copies()
     return run.out
 
@@ -459,6 +505,7 @@ def rows(out: dict[str, Any]) -> dict[str, str]:
         "precision: pair note marked": _ratio(out["pairs_marked"]),
         "precision: unrelated refused": _ratio(out["refused"]["unrelated"]),
         "hits marked by another topic": _ratio(out["foreign_marks"]),
+        "shared-sentence notes marked": _ratio(out["shared_marked"]),
         "revert/swap updates refused": _ratio(out["refused"]["reuse"]),
         "  (their earlier versions refused)": _ratio(out["refused"]["setup"]),
     }

@@ -25,16 +25,14 @@ if TYPE_CHECKING:
     from reme_mcp.config import Settings, load_settings
     from reme_mcp.errors import ReMeError
     from reme_mcp.ops.memory import Memory
+    from reme_mcp.ops.reports import DoctorReport, IndexReport, ReindexResult
     from reme_mcp.ops.results import (
         DailyListResult,
         DailyNote,
         Day,
-        DoctorReport,
         GraphEdge,
         GraphNode,
-        IndexReport,
         ReadResult,
-        ReindexResult,
         RememberResult,
         SearchHit,
         SearchResult,
@@ -51,12 +49,9 @@ _HOMES = {
             "DailyListResult",
             "DailyNote",
             "Day",
-            "DoctorReport",
             "GraphEdge",
             "GraphNode",
-            "IndexReport",
             "ReadResult",
-            "ReindexResult",
             "RememberResult",
             "SearchHit",
             "SearchResult",
@@ -64,6 +59,7 @@ _HOMES = {
         ),
         "reme_mcp.ops.results",
     ),
+    **dict.fromkeys(("DoctorReport", "IndexReport", "ReindexResult"), "reme_mcp.ops.reports"),
 }
 
 __all__ = [

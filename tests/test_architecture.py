@@ -302,9 +302,10 @@ def test_the_public_surface_is_complete_and_loaded_only_when_used() -> None:
 
     import reme_mcp
     from reme_mcp import config, errors
-    from reme_mcp.ops import memory, results
+    from reme_mcp.ops import memory, reports, results
 
     homes = {"Memory": memory, "Settings": config, "load_settings": config, "ReMeError": errors}
+    homes |= dict.fromkeys(("DoctorReport", "IndexReport", "ReindexResult"), reports)
     for name in reme_mcp.__all__:
         if name != "__version__":
             assert getattr(reme_mcp, name) is getattr(homes.get(name, results), name), name

@@ -9,38 +9,30 @@ Scoring ranks chunks one by one; the answer is a list. Four steps look at the li
    beside evidence (bench/locomo.py: merging neighbouring messages raised lines per hit from 1.35
    to 2.04, and moving a dialog's weaker repeats down cost 1 to 4.5 points of any@5).
 3. A curated note (a daily note, a digest) comes before a raw dialog hit that merely repeats it.
-4. Versions (versions.py): a superseded note comes right after the note that replaces it (which is
-   brought into the list if the query missed it), and of two hits that read as versions of one fact
-   the newer comes first and the older is marked as possibly outdated.
+4. Versions: a superseded note comes right after the note that replaces it (versions.py; the
+   replacement is brought into the list if the query missed it), and hits that read as versions of
+   one fact (version_rules.py) are shown together, newest first, the older ones marked as possibly
+   outdated (implicit_versions.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from reme_mcp.index.analysis import query_term_set
-from reme_mcp.index.hits import ChunkHit
-from reme_mcp.index.versions import current_versions, same_fact
+from reme_mcp.index.hits import Arranged, ChunkHit
+from reme_mcp.index.implicit_versions import implicit_versions
+from reme_mcp.index.versions import current_versions
 from reme_mcp.storage.documents import is_dialog
+
+__all__ = ["Arranged", "arrange"]
 
 # A second region of a file stays in place when it scores at least this share of the file's best.
 REPEAT_SHARE = 0.7
 # A curated note goes before a dialog hit holding this share of the note's words.
 REPEATED_SHARE = 0.6
-# A newer hit is another version of an older one only if it keeps this share (by rarity) of the
-# query's words the older one holds.
-SUBJECT_KEPT = 0.6
-# The query's words at least this rare, relative to its rarest word a hit holds, name its subject.
-SUBJECT_RARITY = 0.9
-
-
-@dataclass(frozen=True)
-class Arranged:
-    hit: ChunkHit
-    superseded_by: tuple[str, ...] = ()  # the current notes replacing it (explicit)
-    newer: tuple[str, ...] = ()  # newer hits stating the same fact with other values (implicit)
 
 
 def arrange(
@@ -56,7 +48,7 @@ def arrange(
     merged = _spread(_merge_neighbours(hits))
     merged = _curated_first(merged)
     arranged = _explicit_versions(merged, by_target, chunk_of)
-    return _implicit_versions(arranged, rarity)[:limit]
+    return implicit_versions(arranged, rarity)[:limit]
 
 
 def _merge_neighbours(hits: list[ChunkHit]) -> list[ChunkHit]:
@@ -135,54 +127,4 @@ def _explicit_versions(
                     out.insert(i, Arranged(replace(found, score=old.hit.score)))
                     i += 1
         i += 1
-    return out
-
-
-def _same_subject(older: str, newer: str, query_weights: Mapping[str, float]) -> bool:
-    """Whether the newer text keeps what the query found in the older one: of the query's words the
-    older holds, the newer holds nearly all by rarity. "ledger service" and "checkout service" share
-    the common words; the rare one the question named ("ledger") tells them apart."""
-    old, new = _words(older), _words(newer)
-    found = {term: weight for term, weight in query_weights.items() if term in old}
-    total = sum(found.values())
-    return total <= 0 or sum(w for term, w in found.items() if term in new) >= SUBJECT_KEPT * total
-
-
-def _implicit_versions(out: list[Arranged], rarity: Callable[[], Mapping[str, float]]) -> list[Arranged]:
-    if len({a.hit.date for a in out if a.hit.date and not a.superseded_by and not is_dialog(a.hit.path)}) < 2:
-        return out  # no two notes of different days: none is newer than another (a list of dialogs, one day's notes)
-    query_weights = rarity()
-    held = {term: w for term, w in query_weights.items() if any(term in _words(a.hit.content) for a in out)}
-    top = max(held.values(), default=0.0)
-    # The words that name what was asked (the rarest the hits hold): only hits about it are versions of it.
-    subject = {term for term, w in held.items() if w >= SUBJECT_RARITY * top}
-    i = 0
-    while i < len(out):
-        older = out[i]
-        off_subject = not subject <= _words(older.hit.content)
-        if older.superseded_by or not older.hit.date or is_dialog(older.hit.path) or off_subject:
-            i += 1  # a dialog is what was said at the time, not a kept statement of a fact
-            continue
-        newer = [
-            j
-            for j in range(len(out))
-            if j != i
-            and not out[j].superseded_by
-            and (out[j].hit.date or "") > older.hit.date
-            and out[j].hit.path != older.hit.path
-            and not is_dialog(out[j].hit.path)
-            and same_fact(older.hit.content, out[j].hit.content)
-            and subject <= _words(out[j].hit.content)
-            and _same_subject(older.hit.content, out[j].hit.content, query_weights)
-        ]
-        if not newer:
-            i += 1
-            continue
-        out[i] = replace(older, newer=tuple(sorted({out[j].hit.path for j in newer})))
-        below = sorted((j for j in newer if j > i), reverse=True)
-        moved = [out.pop(j) for j in below]
-        for entry in sorted(moved, key=lambda a: a.hit.date or "", reverse=True):
-            out.insert(i, entry)
-        if not moved:
-            i += 1  # else look again from the newest moved up: it may have a newer version still
     return out

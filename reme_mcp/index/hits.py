@@ -39,6 +39,15 @@ def chunk_hit(fields: dict[str, Any], score: float, docnum: int = -1) -> ChunkHi
 
 
 @dataclass(frozen=True)
+class Arranged:
+    """A hit in the order a search shows it, with what replaces it."""
+
+    hit: ChunkHit
+    superseded_by: tuple[str, ...] = ()  # the current notes replacing it (explicit: their `supersedes`)
+    newer: tuple[str, ...] = ()  # newer hits stating the same fact with other values (implicit)
+
+
+@dataclass(frozen=True)
 class FoundHit:
     """A finished hit: its snippet cut to its share of the budget, and what the index knows of its currency."""
 

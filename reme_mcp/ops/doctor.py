@@ -11,7 +11,7 @@ from reme_mcp.index import IndexState, MemoryIndex
 from reme_mcp.index.semantic.hook import semantic_report, vectors_behind
 from reme_mcp.notes.day_lag import lagging
 from reme_mcp.ops import refusals
-from reme_mcp.ops.results import IN_LINE, DoctorReport, IndexReport
+from reme_mcp.ops.reports import IN_LINE, DoctorReport, IndexReport
 from reme_mcp.ops.wording import counted
 from reme_mcp.storage.workspace import Workspace, file_kind
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from reme_mcp.index.analysis import memory_analyzer
 from reme_mcp.index.hits import ChunkHit
 from reme_mcp.index.query import query_tokens
-from reme_mcp.index.versions import same_fact
+from reme_mcp.index.version_rules import rarity_among, same_fact, versions_by_themselves
 from reme_mcp.ops.limits import MAX_QUERY_CHARS
 from reme_mcp.ops.results import RememberResult
 from reme_mcp.storage.documents import is_dialog
@@ -101,8 +101,13 @@ def echoed(content: str, candidates: Iterable[ChunkHit]) -> ChunkHit | None:
     return None
 
 
-def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
-    """Newer notes among the candidates that read as another version of the echoed note's fact."""
+def newer_versions(kept: ChunkHit, candidates: list[ChunkHit], *, strict: bool = False) -> list[str]:
+    """Newer notes among the candidates that read as another version of the kept note's fact.
+
+    For recalled text stored back, the words alone (version_rules.same_fact): the person is told
+    a newer note may replace what they stored again. `strict` (the memory page, a marker shown on
+    a note nobody asked about) also needs the older's rarest word kept (versions_by_themselves)."""
+    rarity = rarity_among([hit.content for hit in candidates]) if strict else {}
     return sorted(
         {
             hit.path
@@ -110,7 +115,11 @@ def newer_versions(kept: ChunkHit, candidates: Iterable[ChunkHit]) -> list[str]:
             if hit.path != kept.path
             and not is_dialog(hit.path)
             and (hit.date or "") > (kept.date or "")
-            and same_fact(kept.content, hit.content)
+            and (
+                versions_by_themselves(kept.content, hit.content, rarity)
+                if strict
+                else same_fact(kept.content, hit.content)
+            )
         }
     )
 

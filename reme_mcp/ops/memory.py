@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reme_mcp.config import Settings
 from reme_mcp.errors import ReMeError, os_error_line
@@ -21,7 +20,7 @@ from reme_mcp.index import Found, MemoryIndex
 from reme_mcp.index.semantic.hook import wanted
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, refusals, team_sync, traverse
+from reme_mcp.ops import doctor, echo, refusals, replacements, team_sync, traverse
 from reme_mcp.ops.intake import NoteInput, NoteRequest, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -34,21 +33,21 @@ from reme_mcp.ops.limits import (
     check_query,
 )
 from reme_mcp.ops.references import resolve_reference
+from reme_mcp.ops.reports import DoctorReport, ReindexResult
 from reme_mcp.ops.results import (
     DailyListResult,
     DailyNote,
     Day,
-    DoctorReport,
     ReadResult,
-    ReindexResult,
     RememberResult,
     SearchResult,
     TraverseResult,
+    escaped_front_matter,
 )
 from reme_mcp.ops.search_result import search_result
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
-from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, split_front_matter, text_window
+from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, text_window
 from reme_mcp.storage.text import readable
 from reme_mcp.storage.workspace import MAX_INDEXED_BYTES, Workspace
 from reme_mcp.team.status import SyncStatus
@@ -140,7 +139,7 @@ class Memory:
             end_line=window.last,
             total_lines=window.total,
             content=boundary.wrap("\n".join(window.lines), "read"),
-            metadata=_front_matter(text) if is_markdown(rel) else None,
+            metadata=escaped_front_matter(text) if is_markdown(rel) else None,
             truncated=window.next_line is not None,
             next_line=window.next_line,
             superseded_by=self._replacements([rel])[rel] if is_markdown(rel) else [],
@@ -273,6 +272,7 @@ class Memory:
     def _remember(self, note: NoteInput) -> RememberResult:
         # The echo's search runs before the lock: it must not hold up other writers.
         echoed = echo.kept_already(self.index, note) if note.recalled else None
+        named = replacements.may_replace(self.index, note) if echoed is None else []
         # The lock covers only the duplicate checks and the file writes, so concurrent writers
         # queue for milliseconds; the index commit is batched (reme_mcp/storage/batching.py), and every
         # search after this returns commits what waits before it reads.
@@ -280,9 +280,10 @@ class Memory:
             previous = self._stored(note)
             if previous is not None:
                 day_index, behind = self._finish(previous, previous.split("/")[1], note, after_write=False)
+                added = replacements.link_supersedes(self.ws, self.index, previous, note)
                 return RememberResult(
                     path=previous, created=False, duplicate_of=previous, day_index=day_index, day_index_behind=behind
-                )
+                ).linked(added)
             if echoed is not None:
                 return echoed
             rel = self.days.write_note(note.day, note.stem, note.front_matter(), note.content)
@@ -292,7 +293,8 @@ class Memory:
                 self.days.unwrite(rel)
                 raise
             day_index, behind = self._finish(rel, note.day, note, after_write=True)
-        return RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
+        done = RememberResult(path=rel, created=True, duplicate_of=None, day_index=day_index, day_index_behind=behind)
+        return done.naming(named)
 
     def _stored(self, note: NoteInput) -> str | None:
         """The note already holding this request or content: on disk first, then the ledger and index."""
@@ -388,12 +390,6 @@ class Memory:
         from reme_mcp.ingest.runner import start_background
 
         return start_background(self.ws, list(sources), at_most=0.0)
-
-
-def _front_matter(text: str) -> dict[str, Any] | None:
-    """A Markdown file's front matter with every string in it escaped for the boundary."""
-    found, _ = split_front_matter(text)
-    return json.loads(boundary.escape(json.dumps(found, ensure_ascii=False))) if found else None
 
 
 __all__ = ["Memory"]

@@ -7,6 +7,7 @@ in the <reme-context> boundary.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,20 +16,19 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
+from reme_mcp.ops.replace_models import MayReplace, versions_said
 from reme_mcp.ops.stale_marks import StaleRef, stale_line
-from reme_mcp.safety.boundary import inside, one_line, quoted_path, shown_path, wrap
+from reme_mcp.safety.boundary import escape, inside, one_line, quoted_path, shown_path, wrap
+from reme_mcp.storage.documents import split_front_matter
 
 __all__ = [
     "DailyListResult",
     "DailyNote",
     "Day",
-    "DoctorReport",
     "GraphEdge",
     "GraphNode",
-    "IndexReport",
-    "ProjectReport",
+    "MayReplace",
     "ReadResult",
-    "ReindexResult",
     "RememberResult",
     "SearchHit",
     "SearchResult",
@@ -250,13 +250,29 @@ class RememberResult(_Result):
     possibly_outdated_by: list[str] = Field(
         default_factory=list, description="Newer notes that read as another version of the same fact."
     )
+    may_replace: list[MayReplace] = Field(
+        default_factory=list,
+        description="Older notes the new one reads as a newer version of. If it replaces them, call remember "
+        "again with the same request_id and supersedes: the link is added to this note, nothing is stored twice.",
+    )
+    supersedes_added: list[str] = Field(
+        default_factory=list, description="Paths this call added to the stored note's supersedes."
+    )
     project: str | None = Field(
         default=None, description="The project whose memory holds the note ('personal': the person's own)."
     )
     notice: str | None = Field(default=None, description="Said when no project is known, with the fix.")
 
     def render(self) -> str:
-        return _noticed(self._said(), self.notice)
+        return _noticed(self._said() + versions_said(self.may_replace, self.supersedes_added), self.notice)
+
+    def naming(self, older: list[MayReplace]) -> RememberResult:
+        """This result naming the older notes the stored one may replace (lines escaped here)."""
+        shown = [o.model_copy(update={"line": escape(one_line(o.line))}) for o in older]
+        return self.model_copy(update={"may_replace": shown})
+
+    def linked(self, added: list[str]) -> RememberResult:
+        return self.model_copy(update={"supersedes_added": added}) if added else self
 
     def _said(self) -> str:
         if self.created and self.day_index_behind:
@@ -279,108 +295,7 @@ class RememberResult(_Result):
         return said
 
 
-class IndexReport(_Result):
-    directory: str = Field(description="Where the index is kept.")
-    exists: bool
-    files: int = Field(description="Files the index holds.")
-    chunks: int = Field(description="Searchable chunks in all.")
-    stale_files: int = Field(description="Files that changed since they were indexed (the next search syncs them).")
-    files_without_text: int = Field(description="Files listed but not searchable (binary or too big).")
-
-
-class ProjectReport(_Result):
-    """Which project a session from here serves, where it came from, and where its memory lives."""
-
-    mode: Literal["per project", "one workspace"]
-    project: str | None = Field(default=None, description="The project's name (its workspace folder's name).")
-    root: str | None = Field(default=None, description="The project's folder: its git work tree, or the folder.")
-    source: str = Field(description="What named the project: --project, roots, a host variable, the folder.")
-    workspace: str = Field(description="Where `remember` writes (the project's workspace, else the personal one).")
-    workspace_exists: bool
-    personal: str | None = Field(default=None, description="The personal workspace every project reads.")
-    keys: list[str] = Field(default_factory=list, description="What identifies the project (remotes, first commit).")
-    notice: str | None = None
-    unsorted: list[str] = Field(
-        default_factory=list, description="Workspaces from before projects still holding memory: adopt them."
-    )
-
-    def render(self) -> str:
-        if self.mode == "one workspace":
-            return f"one workspace (--workspace or REME_WORKSPACE): {self.workspace}"
-        lines = [f"project: {self.project or '(none known)'}"]
-        if self.root:
-            lines.append(f"folder: {self.root}")
-        lines.append(f"from: {self.source}")
-        made = "" if self.workspace_exists else " (made at the first remember)"
-        lines.append(f"memory: {self.workspace}{made}")
-        lines.append(f"personal: {self.personal}")
-        lines.extend(f"key: {key}" for key in self.keys)
-        if self.notice:
-            lines.append(f"note: {self.notice}")
-        for folder in self.unsorted:
-            lines.append(
-                f"unsorted: {folder} holds memory from before projects: reme-mcp project adopt --from {folder}"
-            )
-        return "\n".join(lines)
-
-
-IN_LINE = "nothing: every day index lists its notes, and the index holds every file as it is"
-
-
-class DoctorReport(_Result):
-    """The workspace, its files by kind, the index's state and the configuration."""
-
-    workspace: str
-    workspace_exists: bool
-    project: ProjectReport | None = Field(default=None, description="The project served, where it came from.")
-    timezone: str
-    today: str
-    files_by_kind: dict[str, int]
-    version: str
-    index: IndexReport | None = Field(default=None, description="Absent when there is no workspace yet.")
-    ingest: dict[str, Any] | str = Field(description="Each followed source's cursor, or why ingest is off.")
-    sync: dict[str, Any] | str = Field(default="off", description="The last team sync and its error (reme-mcp sync).")
-    secrets_refused: dict[str, Any] | str = Field(
-        default="none", description="Secrets remember refused, by kind (never a value), and the last time."
-    )
-    semantic: dict[str, Any] | str = Field(
-        default="off",
-        description="Search by meaning: the model, its status and how far embedding is, or why it is off.",
-    )
-    behind: dict[str, str] | str = Field(
-        default=IN_LINE,
-        description="Derived files not in line with the notes (after a full disk, say), and what catches each up.",
-    )
-
-    def render(self) -> str:
-        lines: list[str] = []
-        for key, value in self.model_dump(exclude_none=True).items():
-            if key == "project" and self.project is not None:
-                lines.append("project:")
-                lines.extend(f"  {line}" for line in self.project.render().splitlines())
-            else:
-                lines.extend(_readable(key, value, ""))
-        return "\n".join(lines)
-
-
-def _readable(key: str, value: Any, indent: str) -> list[str]:
-    """A report's field as a person reads it: words for names, yes/no, nested fields indented."""
-    label = key.replace("_", " ")
-    if isinstance(value, dict):
-        if not value:
-            return [f"{indent}{label}: none"]
-        return [f"{indent}{label}:"] + [line for k, v in value.items() for line in _readable(str(k), v, indent + "  ")]
-    if isinstance(value, list | tuple):
-        return [f"{indent}{label}: {', '.join(map(str, value)) or 'none'}"]
-    if isinstance(value, bool):
-        return [f"{indent}{label}: {'yes' if value else 'no'}"]
-    return [f"{indent}{label}: {value}"]
-
-
-class ReindexResult(_Result):
-    files: int
-    chunks: int
-    directory: str
-
-    def render(self) -> str:
-        return f"indexed {self.files} files, {self.chunks} chunks into {self.directory}"
+def escaped_front_matter(text: str) -> dict[str, Any] | None:
+    """A Markdown file's front matter with every string in it escaped for the boundary."""
+    found, _ = split_front_matter(text)
+    return json.loads(escape(json.dumps(found, ensure_ascii=False))) if found else None

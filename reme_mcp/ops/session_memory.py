@@ -30,12 +30,11 @@ from reme_mcp.ops.limits import (
     check_query,
 )
 from reme_mcp.ops.references import resolve_reference
+from reme_mcp.ops.reports import DoctorReport, ProjectReport
 from reme_mcp.ops.results import (
     DailyListResult,
     Day,
-    DoctorReport,
     GraphNode,
-    ProjectReport,
     ReadResult,
     RememberResult,
     SearchResult,

@@ -117,3 +117,10 @@ def test_skill_install_into_a_project_folder_and_refusals(tmp_path: Path) -> Non
     assert refused.returncode != 0 and "not a skill folder" in refused.stderr
     unknown = run("emacs")
     assert unknown.returncode != 0 and "accepted:" in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1
+
+
+def test_skill_teaches_confirming_a_replacement_with_supersedes() -> None:
+    body = SKILL_MD.read_text(encoding="utf-8")
+    confirm = body.split("`may_replace`", 1)[1].split("\n- ", 1)[0]
+    assert "same" in confirm and "`request_id`" in confirm and "`supersedes`" in confirm
+    assert "stored twice" in confirm

@@ -12,7 +12,8 @@ from mcp import Client
 
 from reme_mcp.config import load_settings
 from reme_mcp.faces.server import build_server
-from reme_mcp.index.versions import current_versions, same_fact
+from reme_mcp.index.version_rules import same_fact
+from reme_mcp.index.versions import current_versions
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
-from reme_mcp.ops.results import IN_LINE
+from reme_mcp.ops.reports import IN_LINE
 from tests.conftest import DAY
 from tests.robust.test_robust_day_index_crash import listed, on_disk
 from tests.robust.test_robust_disk import server, small_disk, text

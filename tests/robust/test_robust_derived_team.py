@@ -21,7 +21,7 @@ import pytest
 from reme_mcp.config import load_settings
 from reme_mcp.errors import ReMeError
 from reme_mcp.ops.memory import Memory
-from reme_mcp.ops.results import IN_LINE
+from reme_mcp.ops.reports import IN_LINE
 from reme_mcp.team.status import STATUS
 from tests.conftest import DAY, make_reme_workspace
 from tests.robust.test_robust_derived_stores import read_only, unmount, wait_for

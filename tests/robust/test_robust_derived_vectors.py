@@ -21,7 +21,7 @@ import pytest
 from reme_mcp.config import load_settings
 from reme_mcp.index.semantic.vectors import VectorStore
 from reme_mcp.ops.memory import Memory
-from reme_mcp.ops.results import IN_LINE
+from reme_mcp.ops.reports import IN_LINE
 from tests.conftest import DAY, make_reme_workspace
 from tests.robust.test_robust_derived_stores import unmount, wait_for
 from tests.robust.test_robust_disk import mount

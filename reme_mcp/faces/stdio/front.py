@@ -58,8 +58,7 @@ def serve(settings: Settings) -> None:
     """Serve MCP over this process's stdin and stdout until the client closes stdin or signals."""
     _tell_a_person()
     memory = DeferredMemories(settings)
-    # What waits for a batch (day indexes, index commits) is written first, for at most a few seconds.
-    process.end_on_signals(memory.finish)
+    process.end_on_signals(memory.finish)  # what waits for a batch is written first, for a few seconds at most
     # The recorded answers list the five tools: with `forget` turned on, the SDK answers itself.
     answers = None if settings.allow_forget else handshake.load(prompts=settings.prompts)
     early = early_search.load(answers, memory)

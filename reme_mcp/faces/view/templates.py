@@ -17,7 +17,8 @@ from reme_mcp.faces.view.markdown import note_href, render_markdown
 from reme_mcp.ops.page.note_view import NoteView
 from reme_mcp.ops.page.search_view import KIND_PREFIXES
 from reme_mcp.ops.page.timeline import Timeline, TimelineEntry
-from reme_mcp.ops.results import DoctorReport, SearchResult
+from reme_mcp.ops.reports import DoctorReport
+from reme_mcp.ops.results import SearchResult
 from reme_mcp.ops.wording import counted
 
 MAX_VALUE_CHARS = 2_000  # a front-matter value shown in full up to this

@@ -129,7 +129,7 @@ def _newer_versions(memory: Memory, rel: str, body: str) -> list[str]:
         return []
     hits, _ = memory.index.search(tokens, VERSION_CANDIDATES)
     kept = next((hit for hit in hits if hit.path == rel), None)
-    return echo.newer_versions(kept, hits) if kept is not None else []
+    return echo.newer_versions(kept, hits, strict=True) if kept is not None else []
 
 
 def _session(memory: Memory, meta: dict[str, Any], session_id: str | None) -> str | None:
