@@ -1,6 +1,6 @@
 """The MCP prompts: workflows a person starts from the host (Claude Code lists them as slash commands).
 
-A prompt only hands the model text and instructions (ops/consolidation_prompt.py). What it leads
+A prompt only hands the model text and instructions (ops/consolidation/prompt.py). What it leads
 to is written through `remember` (with `supersedes` for a consolidation), so nothing is deleted or
 edited: the replaced notes stay, marked superseded, readable and forgettable by the person. The
 five tools stay as they are.
@@ -37,7 +37,7 @@ def register_prompts(server: MCPServer, session: Callable[[Context], Awaitable[A
         ctx: Context = None,  # type: ignore[assignment]
     ) -> str:
         # Imported on first use: the server answers the handshake before the workspace code loads.
-        from reme_mcp.ops.consolidation_prompt import consolidate_text
+        from reme_mcp.ops.consolidation.prompt import consolidate_text
 
         try:
             sources = (await session(ctx)).sources("current")
@@ -52,6 +52,6 @@ def register_prompts(server: MCPServer, session: Callable[[Context], Awaitable[A
         "session ends (for hosts without a session-end hook).",
     )
     def keep_session() -> str:
-        from reme_mcp.ops.consolidation_prompt import KEEP_SESSION
+        from reme_mcp.ops.consolidation.prompt import KEEP_SESSION
 
         return KEEP_SESSION

@@ -20,7 +20,7 @@ from reme_mcp.index import Found, MemoryIndex
 from reme_mcp.index.semantic.hook import wanted
 from reme_mcp.notes.daily import DayIndex, parse_date, parse_range
 from reme_mcp.notes.ledger import Ledger
-from reme_mcp.ops import doctor, echo, refusals, replacements, team_sync, traverse
+from reme_mcp.ops import doctor, echo, refusals, team_sync, traverse
 from reme_mcp.ops.intake import NoteInput, NoteRequest, SecretRefused, check_input, check_supersedes
 from reme_mcp.ops.limits import (
     DAILY_LIMIT,
@@ -45,6 +45,7 @@ from reme_mcp.ops.results import (
     escaped_front_matter,
 )
 from reme_mcp.ops.search_result import search_result
+from reme_mcp.ops.versions import may_replace as replacements
 from reme_mcp.safety import boundary
 from reme_mcp.safety.boundary import escaped
 from reme_mcp.storage.documents import is_dialog, is_markdown, meta_text, text_window

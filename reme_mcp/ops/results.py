@@ -16,8 +16,8 @@ from reme_mcp.ops.limits import (
     MAX_QUERY_SHOWN,
     Direction,
 )
-from reme_mcp.ops.replace_models import MayReplace, versions_said
-from reme_mcp.ops.stale_marks import StaleRef, stale_line
+from reme_mcp.ops.stale.marks import StaleRef, stale_line
+from reme_mcp.ops.versions.results import MayReplace, versions_said
 from reme_mcp.safety.boundary import escape, inside, one_line, quoted_path, shown_path, wrap
 from reme_mcp.storage.documents import split_front_matter
 

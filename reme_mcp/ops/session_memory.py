@@ -41,7 +41,7 @@ from reme_mcp.ops.results import (
     TraverseResult,
 )
 from reme_mcp.ops.search_result import search_result
-from reme_mcp.ops.stale_hits import against_checkout, served_checkout, with_stale_refs
+from reme_mcp.ops.stale.hits import against_checkout, served_checkout, with_stale_refs
 from reme_mcp.projects.checkout import Checkouts
 from reme_mcp.projects.home import PERSONAL
 from reme_mcp.projects.legacy import old_workspaces
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 class SessionMemory:
     """One session's memory: its project's workspace and the personal one read as one (or the one
     named `workspace` when `placement` is None); each workspace's `Memory` comes from `open_memory`,
-    and `checkouts` gives each project's git checkout its hits are checked against (stale_hits.py)."""
+    and `checkouts` gives each project's git checkout its hits are checked against (stale/hits.py)."""
 
     def __init__(
         self,

@@ -1,12 +1,12 @@
-"""Clusters worth consolidating, found in real workspaces on disk (ops/tidy.py over ops/consolidation.py)."""
+"""Clusters worth consolidating, found in real workspaces on disk (ops/consolidation/tidy.py over ops/consolidation/clusters.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from reme_mcp.ops.consolidation import Cluster
-from reme_mcp.ops.tidy import workspace_clusters
+from reme_mcp.ops.consolidation.clusters import Cluster
+from reme_mcp.ops.consolidation.tidy import workspace_clusters
 from reme_mcp.storage.workspace import Workspace
 
 FILLER = [

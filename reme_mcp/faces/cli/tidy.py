@@ -20,7 +20,7 @@ def tidy(ctx: click.Context, workspace: str | None, dry_run: bool) -> None:
     `consolidate` (Claude Code: /mcp__reme__consolidate ID), as one note that supersedes the
     cluster's notes; they stay readable and forgettable. See docs/consolidation.md.
     """
-    from reme_mcp.ops.tidy import render_clusters, workspace_clusters
+    from reme_mcp.ops.consolidation.tidy import render_clusters, workspace_clusters
     from reme_mcp.ops.workspace_memories import WorkspaceMemories
 
     if not dry_run:

@@ -20,11 +20,11 @@ from reme_mcp.faces.view import forgetting, templates
 from reme_mcp.faces.view.auth import CSRF_FIELD, PageGuard, PageKeys
 from reme_mcp.faces.view.chart import per_day_chart, per_week_chart
 from reme_mcp.faces.view.tidy_page import tidy_page
+from reme_mcp.ops.consolidation.tidy import workspace_clusters
 from reme_mcp.ops.memory import Memory
 from reme_mcp.ops.page.note_view import note_view
 from reme_mcp.ops.page.search_view import search_page
 from reme_mcp.ops.page.timeline import TimelineReader, weekly
-from reme_mcp.ops.tidy import workspace_clusters
 
 STYLESHEET = resources.files("reme_mcp.faces.view").joinpath("static/view.css").read_bytes()
 SEARCH_FIELDS = ("q", "kind", "start", "end")

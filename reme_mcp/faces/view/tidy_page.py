@@ -7,8 +7,8 @@ forgetting a note stays on its own page, behind its own confirmation.
 from __future__ import annotations
 
 from reme_mcp.faces.view.templates import e, note_link, page
-from reme_mcp.ops.consolidation import Cluster
-from reme_mcp.ops.tidy import preview
+from reme_mcp.ops.consolidation.clusters import Cluster
+from reme_mcp.ops.consolidation.tidy import preview
 
 
 def tidy_page(clusters: list[Cluster]) -> str:

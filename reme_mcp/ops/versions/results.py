@@ -1,4 +1,4 @@
-"""What `remember` says of the older notes a new one may replace (replacements.py finds them)."""
+"""What `remember` says of the older notes a new one may replace (may_replace.py finds them)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reme_mcp.index import FoundHit
 from reme_mcp.index.analysis import query_term_set
 from reme_mcp.ops.results import SearchResult
-from reme_mcp.ops.stale_marks import StaleRef
+from reme_mcp.ops.stale.marks import StaleRef
 from reme_mcp.projects.checkout import Checkout, Checkouts
 from reme_mcp.projects.path_refs import path_refs
 from reme_mcp.projects.placement import Placement

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ops.consolidation import Cluster
-from reme_mcp.ops.tidy import clusters_of
+from reme_mcp.ops.consolidation.clusters import Cluster
+from reme_mcp.ops.consolidation.tidy import clusters_of
 from reme_mcp.projects.home import PERSONAL
 from reme_mcp.safety import boundary
 

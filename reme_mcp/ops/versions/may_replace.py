@@ -17,7 +17,7 @@ from reme_mcp.index.versions import supersede_targets
 from reme_mcp.notes.daily import render_note
 from reme_mcp.notes.day_notes import REQUEST_KEY
 from reme_mcp.ops.intake import NoteInput
-from reme_mcp.ops.replace_models import MayReplace
+from reme_mcp.ops.versions.results import MayReplace
 from reme_mcp.storage.documents import is_dialog, split_front_matter
 from reme_mcp.storage.workspace import Workspace
 

@@ -1,4 +1,4 @@
-"""Tidying a workspace: its notes read for clustering (consolidation.py), and the clusters as text.
+"""Tidying a workspace: its notes read for clustering (clusters.py), and the clusters as text.
 
 Reads only: nothing here writes, moves or deletes a note. A consolidation is written by the
 host's model through `remember` with `supersedes` (faces/prompts.py), so the old notes stay,
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from reme_mcp.errors import ReMeError
-from reme_mcp.ops.consolidation import Cluster, NoteText, find_clusters, supersede_links
+from reme_mcp.ops.consolidation.clusters import Cluster, NoteText, find_clusters, supersede_links
 from reme_mcp.storage.documents import meta_text, parse_message, split_front_matter, wikilinks
 from reme_mcp.storage.workspace import Workspace, path_date
 
