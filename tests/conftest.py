@@ -18,23 +18,54 @@ from reme_mcp.storage.workspace import Workspace
 
 DAY = "2026-11-28"
 
-# The tiers, by folder or file (tests/<path> relative): `integration` starts real hosts, real
-# installs, a browser, kills processes or fills disks; `model` loads a real embedding model. The
-# fast tier a developer runs while working is `pytest -m "not integration and not model"`.
+# The tiers, by folder or file (tests/<path> relative). `integration`: a test that starts a process
+# (a reme-mcp server or command, a real host, git, a package install, a browser), kills one or
+# fills a disk. `model`: a test that loads a real embedding model. The fast tier a developer runs
+# while working is `pytest -m "not integration and not model"`: the package in process.
 INTEGRATION = (
     "hosts/",
     "robust/",
-    "faces/test_view_browser.py",
-    "faces/test_wheel.py",
-    "faces/test_semantic_install.py",
+    "team/",
+    "faces/test_bad_input_words.py",
+    "faces/test_cli.py",
+    "faces/test_client_config.py",
+    "faces/test_e2e.py",
+    "faces/test_early_search.py",
+    "faces/test_empty_workspace.py",
+    "faces/test_forget_tool.py",
+    "faces/test_handshake.py",
+    "faces/test_listening.py",
+    "faces/test_people_output.py",
     "faces/test_plugin_launcher.py",
     "faces/test_plugin_semantic.py",
+    "faces/test_prompts.py",
+    "faces/test_semantic_install.py",
+    "faces/test_skill.py",
+    "faces/test_view_browser.py",
+    "faces/test_view_http.py",
+    "faces/test_wheel.py",
+    "faces/test_without_posix_modules.py",
+    "index/semantic/test_model_fetch.py",
+    "index/test_build.py",
+    "index/test_home.py",
+    "index/test_watch.py",
+    "ingest/test_ingest_cli.py",
+    "notes/test_day_index.py",
+    "ops/test_forget_cli.py",
+    "ops/test_scrub.py",
+    "ops/test_trash_home.py",
+    "projects/test_identity.py",
+    "projects/test_isolation.py",
+    "projects/test_roots.py",
+    "projects/test_stale_refs.py",
+    "projects/test_sync_scope.py",
+    "storage/test_batching.py",
 )
 MODEL = (
-    "models/test_use_runtime.py",
-    "models/test_e5_runtime.py",
-    "models/test_pair.py",
-    "index/test_semantic.py",
+    "index/semantic/test_use_runtime.py",
+    "index/semantic/test_e5_runtime.py",
+    "index/semantic/test_pair.py",
+    "index/semantic/test_stage.py",
     "ops/test_forget_vectors.py",
     "faces/test_plugin_semantic.py",
 )

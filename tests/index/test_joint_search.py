@@ -16,11 +16,13 @@ SHARED = ["deploy", "cache", "review", "backend", "release", "schedule", "budget
 
 
 def _workspace(root: Path, own: str, seed: int) -> MemoryIndex:
-    """Notes in words both workspaces use, each note also holding a word only this one has."""
+    """Notes in words both workspaces use, each note also holding a word only this one has. All of
+    one day: no note is a newer version of another (implicit_versions.py would regroup those), so
+    what is compared is the ranking alone."""
     rng = random.Random(seed)
     for n in range(40):
         words = " ".join(rng.sample(SHARED, 4))
-        write(root, f"daily/2026-11-{1 + n % 28:02d}/note-{n}.md", f"# {own} {n}\n\n{own} note {n}: {words}.\n")
+        write(root, f"daily/2026-11-01/note-{n}.md", f"# {own} {n}\n\n{own} note {n}: {words}.\n")
     index = MemoryIndex(Workspace(root))
     index.sync()
     return index

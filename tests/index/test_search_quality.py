@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reme_mcp.config import load_settings
+from reme_mcp.errors import ReMeError
 from reme_mcp.ops.memory import Memory
 
 # name -> (description, body)
@@ -152,8 +153,6 @@ MALFORMED_QUERIES = [
     "[a TO",
     "---",
     "、。！",
-    " ",
-    "\t\n",
     "\x00",
     "🐱🐶",
     "x" * 10_000,
@@ -208,6 +207,13 @@ def test_malformed_queries_answer_with_results_or_nothing(memory: Memory, query:
     result = memory.search(query, limit=5)
     assert isinstance(result.results, list)
     assert all(hit.path.startswith("daily/") for hit in result.results)
+
+
+@pytest.mark.parametrize("query", [" ", "\t\n", "\u3000"])
+def test_a_blank_query_is_a_one_line_error(memory: Memory, query: str) -> None:
+    with pytest.raises(ReMeError, match=r"^the query is blank: give the words to search for") as caught:
+        memory.search(query, limit=5)
+    assert "\n" not in str(caught.value)
 
 
 # ---- a phrase a person remembers: the note holding it comes first ------------------------------
