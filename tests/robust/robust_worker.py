@@ -38,7 +38,9 @@ def main(workspace: str, plan_file: str) -> int:
             if op["op"] == "remember":
                 result = memory.remember(**op["args"])
                 last_path = result.path
-                line: dict[str, Any] = {"op": "remember", "token": op.get("token"), **result.model_dump()}
+                # What the tests read of an answer: a line a call, small, so a pipe never fills.
+                kept = result.model_dump(include={"path", "created", "duplicate_of", "day_index", "day_index_behind"})
+                line: dict[str, Any] = {"op": "remember", "token": op.get("token"), **kept}
             else:
                 found = memory.search(op["query"], limit=10)
                 paths = [hit.path for hit in found.results]

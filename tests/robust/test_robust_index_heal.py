@@ -163,9 +163,11 @@ def test_the_index_folder_and_metadata_deleted_every_half_second_cost_no_call(tm
             ops.append({"op": "search", "query": "Go backend services", "expect": f"daily/{DAY}/go-backend.md"})
         plan = tmp_path / f"plan-{w}.json"
         plan.write_text(json.dumps({"start_file": str(start), "ops": ops}), encoding="utf-8")
-        workers.append(
-            subprocess.Popen([sys.executable, str(WORKER), str(root), str(plan)], env=env, stdout=subprocess.PIPE)
-        )
+        # Answers go to a file: a pipe nobody reads until the end would stop a worker once full.
+        with (tmp_path / f"answers-{w}.jsonl").open("wb") as answers:
+            workers.append(
+                subprocess.Popen([sys.executable, str(WORKER), str(root), str(plan)], env=env, stdout=answers)
+            )
     start.touch()
     deletions = 0
     while any(w.poll() is None for w in workers):
@@ -173,7 +175,13 @@ def test_the_index_folder_and_metadata_deleted_every_half_second_cost_no_call(tm
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(root / "metadata", ignore_errors=True)
         deletions += 1
-    lines = [json.loads(line) for w in workers for line in w.communicate(timeout=300)[0].splitlines()]
+    for worker in workers:
+        worker.wait(timeout=300)
+    lines = [
+        json.loads(line)
+        for w in range(len(workers))
+        for line in (tmp_path / f"answers-{w}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert deletions >= 4, "the workers finished before the folder was deleted"
     assert len(lines) == 3 * 3 * ROUNDS
     errors = [str(line.get("trace") or line.get("error")) for line in lines if "error" in line]
