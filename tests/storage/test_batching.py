@@ -25,7 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-import reme_mcp.index as index_module
+import reme_mcp.index.memory_index as index_module
 from reme_mcp.config import load_settings
 from reme_mcp.index.committer import commit_in_child
 from reme_mcp.ops.memory import Memory

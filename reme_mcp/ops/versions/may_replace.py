@@ -37,7 +37,12 @@ def may_replace(index: MemoryIndex, note: NoteInput) -> list[MayReplace]:
     tokens = query_tokens(" ".join(note.content.split()))[:QUERY_WORDS]
     if not tokens or not index.ready():
         return []
-    hits, _ = index.search(tokens, CANDIDATES)
+    try:
+        hits, _ = index.search(tokens, CANDIDATES)
+    except OSError:
+        # A hint, never a reason to fail the write: a search racing a commit that is replacing a
+        # table of contents names nothing this time, and the note is stored all the same.
+        return []
     rarity = rarity_among([hit.content for hit in hits])
     found: dict[str, MayReplace] = {}
     for hit in hits:
