@@ -11,20 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from reme_mcp.config import load_settings
-from reme_mcp.faces.server import build_server
+from tests.index.test_versions import call, client_for
 
 pytestmark = pytest.mark.anyio
-
-
-def client_for(root: Path) -> Client:
-    return Client(build_server(load_settings(str(root), "UTC"), warm_up=False))
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> tuple[bool, dict[str, Any], str]:
-    result = await client.call_tool(tool, args)
-    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
-    return result.is_error, result.structured_content or {}, text
 
 
 async def remember(client: Client, content: str, day: str, **more: Any) -> dict[str, Any]:
